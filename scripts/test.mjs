@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+// `npm test`: type-check, build, run the vitest suites and the Python plugin tests, then print
+// one closing line "tests: N passed, N failed, N skipped" over both runners. It says up front
+// which suites will be skipped for a missing tool (under CI=true a missing tool fails instead).
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, existsSync } from 'node:fs';
+
+const has = (command) => spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+const run = (command, args, options = {}) => {
+  console.log(`\n$ ${command} ${args.join(' ')}`);
+  return spawnSync(command, args, { stdio: options.capture ? ['inherit', 'pipe', 'pipe'] : 'inherit', encoding: 'utf8' });
+};
+
+const missing = ['promtool', 'prometheus', 'python3'].filter((tool) => !has(tool));
+if (missing.length > 0) {
+  const message = `missing tools: ${missing.join(', ')} — the suites that need them will be SKIPPED (install Debian's prometheus package and python3 to run everything)`;
+  if (process.env.CI === 'true') {
+    console.error(`npm test: ${message}; under CI nothing may be skipped`);
+    process.exit(1);
+  }
+  console.warn(`npm test: ${message}`);
+}
+
+let failed = false;
+for (const [command, args] of [
+  ['npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']],
+  ['npx', ['tsc', '-p', 'tsconfig.build.json']],
+]) {
+  if (run(command, args).status !== 0) failed = true;
+}
+if (failed) {
+  console.error('tests: 0 passed, 1 failed (type-check or build failed)');
+  process.exit(1);
+}
+
+mkdirSync('.tmp', { recursive: true });
+const vitestReport = '.tmp/vitest-report.json';
+const vitest = run('npx', ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestReport}`]);
+let passed = 0;
+let failures = vitest.status === 0 ? 0 : 1;
+let skipped = 0;
+if (existsSync(vitestReport)) {
+  const report = JSON.parse(readFileSync(vitestReport, 'utf8'));
+  passed += report.numPassedTests;
+  failures = report.numFailedTests + (vitest.status !== 0 && report.numFailedTests === 0 ? 1 : 0);
+  skipped += report.numPendingTests + report.numTodoTests;
+}
+
+if (has('python3')) {
+  const python = run('python3', ['-m', 'unittest', 'discover', '-s', 'plugin/tests', '-t', '.', '-v'], { capture: true });
+  process.stdout.write(python.stdout);
+  process.stderr.write(python.stderr);
+  const ran = Number(/Ran (\d+) tests?/.exec(python.stderr)?.[1] ?? 0);
+  const count = (name) => Number(new RegExp(`${name}=(\\d+)`).exec(python.stderr)?.[1] ?? 0);
+  const pyFailed = count('failures') + count('errors') + (python.status !== 0 && ran === 0 ? 1 : 0);
+  const pySkipped = count('skipped');
+  passed += ran - pyFailed - pySkipped;
+  failures += pyFailed;
+  skipped += pySkipped;
+}
+
+console.log(`\ntests: ${passed} passed, ${failures} failed, ${skipped} skipped`);
+process.exit(failures === 0 ? 0 : 1);

@@ -1,0 +1,149 @@
+/**
+ * Wires the sidecar from a Config and injected dependencies (clock, logger): no globals, so
+ * tests build as many independent sidecars as they like.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
+import type { Config, ListenAddress } from './config.js';
+import { createIngestApp } from './http/ingest.js';
+import { createWebApp } from './http/web.js';
+import { LabelGuard } from './metrics/labels.js';
+import { createRecorders, type Sweepable } from './metrics/recorders/index.js';
+import { createMetricsRegistry, type Metrics, type MetricsRegistry } from './metrics/registry.js';
+import { Dispatcher } from './pipeline/dispatcher.js';
+import { Ingestor } from './pipeline/ingestor.js';
+import { PluginInstances } from './pipeline/instances.js';
+import { IngestQueue } from './pipeline/queue.js';
+import type { Clock } from './pipeline/spans.js';
+import type { Logger } from './log.js';
+import { VERSION } from './version.js';
+
+export interface SidecarDeps {
+  readonly logger: Logger;
+  /** Epoch seconds; drives TTLs, liveness and timestamps. */
+  readonly clock?: Clock;
+  /** prom-client's process/runtime metrics; tests that compare whole outputs turn them off. */
+  readonly defaultMetrics?: boolean;
+}
+
+export interface Sidecar {
+  readonly config: Config;
+  readonly registry: MetricsRegistry;
+  readonly metrics: Metrics;
+  readonly ingestApp: Express;
+  readonly webApp: Express;
+  readonly queue: IngestQueue;
+  readonly dispatcher: Dispatcher;
+  /** Runs every TTL sweep now (the timer does this every sweep interval). */
+  sweep(): void;
+  /** Resolves once every accepted batch has been applied. */
+  drained(): Promise<void>;
+}
+
+export const systemClock: Clock = () => Date.now() / 1000;
+
+const errorName = (error: unknown): string => (error instanceof Error ? error.name : typeof error);
+
+export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
+  const clock = deps.clock ?? systemClock;
+  const { logger } = deps;
+  const registry = createMetricsRegistry({ buckets: config.buckets, defaultMetrics: deps.defaultMetrics ?? true });
+  const { metrics } = registry;
+  const sweepables: Sweepable[] = [];
+
+  const labels = new LabelGuard(config.labels, (label) => metrics.labelOverflow.inc({ label }));
+  const recorders = createRecorders({
+    metrics,
+    labels,
+    clock,
+    spans: { ttlSeconds: config.correlator.spanTtlSeconds, maxEntries: config.correlator.maxSpans },
+    sessionTtlSeconds: config.correlator.sessionTtlSeconds,
+    track: (table) => sweepables.push(table),
+  });
+  const instances = new PluginInstances({
+    clock,
+    ttlSeconds: config.sequence.instanceTtlSeconds,
+    maxInstances: config.sequence.maxInstances,
+    onEvict: () => metrics.stateEvictions.inc({ table: 'plugin_instances' }),
+  });
+  sweepables.push(instances);
+
+  const dispatcher = new Dispatcher(recorders, instances, metrics, clock, (error) =>
+    logger.error({ code: 'apply_failed', error: errorName(error) }, 'applying an event failed'),
+  );
+  const queue = new IngestQueue(config.ingest.queueCapacity);
+  const ingestor = new Ingestor(queue, dispatcher, metrics);
+  const onInternalError = (error: unknown) =>
+    logger.error({ code: 'internal', error: errorName(error) }, 'request failed');
+
+  metrics.buildInfo.set({ version: VERSION, node_version: process.version }, 1);
+  metrics.queueCapacity.set({}, config.ingest.queueCapacity);
+
+  const ingestApp = createIngestApp({
+    metrics,
+    ingestor,
+    wallClock: clock,
+    token: config.ingest.token,
+    maxBodyBytes: config.ingest.maxBodyBytes,
+    maxEventsPerRequest: config.ingest.maxEventsPerRequest,
+    retryAfterSeconds: config.ingest.retryAfterSeconds,
+    onInternalError,
+  });
+  const webApp = createWebApp({
+    registry,
+    telemetryPath: config.web.telemetryPath,
+    version: VERSION,
+    ready: () => ingestor.accepting,
+    onScrapeError: (stage, error) => logger.error({ code: 'scrape_failed', stage, error: errorName(error) }, 'scrape failed'),
+    collectors: [
+      () => metrics.queueDepth.set({}, queue.depth),
+      () => metrics.series.set({}, registry.agentSeries()),
+      () => {
+        const { live, stale } = instances.liveness();
+        metrics.pluginInstances.set({ state: 'live' }, live);
+        metrics.pluginInstances.set({ state: 'stale' }, stale);
+      },
+    ],
+  });
+
+  return {
+    config,
+    registry,
+    metrics,
+    ingestApp,
+    webApp,
+    queue,
+    dispatcher,
+    sweep: () => {
+      for (const table of sweepables) table.sweep();
+    },
+    drained: () => ingestor.drain(),
+  };
+}
+
+/** Listens on host:port and resolves with the bound address (port 0 picks a free one). */
+export function listen(app: Express, address: ListenAddress): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(address.port, address.host);
+    server.once('listening', () => resolve(server));
+    server.once('error', reject);
+  });
+}
+
+export function boundAddress(server: Server): string {
+  const { address, port } = server.address() as AddressInfo;
+  return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+}
+
+export function closeServer(server: Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    timer.unref();
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}

@@ -1,0 +1,350 @@
+/**
+ * The one typed event union every shape normalizes into, and the per-hook readers that build it.
+ *
+ * Readers pick only the content-free fields a metric needs; content (prompts, messages, args,
+ * results, commands, goals, error text) is never read. Aliases of the envelope variant are
+ * accepted, and the Hermes name wins when both are present (METRICS.md, "Field aliases").
+ */
+import {
+  bool,
+  count,
+  firstDefined,
+  id,
+  isRecord,
+  millisAsSeconds,
+  quantity,
+  record,
+  str,
+  type Fields,
+} from './fields.js';
+
+export type ApiKind = 'main' | 'auxiliary';
+export type EventSource = 'plugin' | 'webhook' | 'file';
+
+export interface ApiCall {
+  readonly kind: ApiKind;
+  readonly provider: string | undefined;
+  readonly model: string | undefined;
+  /** Logical call id: retries of one call share it. */
+  readonly requestId: string | undefined;
+  readonly turnId: string | undefined;
+}
+
+export interface Usage {
+  readonly input?: number;
+  readonly cacheRead?: number;
+  readonly cacheWrite?: number;
+  readonly output?: number;
+  readonly reasoning?: number;
+  readonly prompt?: number;
+}
+
+export interface DropReport {
+  readonly hook: string;
+  readonly reason: string;
+  /** Cumulative count since the plugin instance started. */
+  readonly total: number;
+}
+
+export type EventData =
+  | { readonly type: 'api_attempt_started'; readonly call: ApiCall }
+  | {
+      readonly type: 'api_attempt_succeeded';
+      readonly call: ApiCall;
+      readonly durationSeconds?: number;
+      readonly timeToFirstChunkSeconds?: number;
+      readonly finishReason?: string;
+      readonly usage?: Usage;
+    }
+  | {
+      readonly type: 'api_attempt_failed';
+      readonly call: ApiCall;
+      readonly durationSeconds?: number;
+      readonly reason?: string;
+      readonly statusCode?: number;
+      readonly retryable?: boolean;
+      readonly retryCount?: number;
+      readonly maxRetries?: number;
+    }
+  | {
+      readonly type: 'turn_started';
+      readonly turnId?: string;
+      readonly sessionId?: string;
+      readonly platform?: string;
+      readonly model?: string;
+    }
+  | {
+      readonly type: 'turn_finished';
+      readonly turnId?: string;
+      readonly sessionId?: string;
+      readonly platform?: string;
+      readonly model?: string;
+      readonly completed?: boolean;
+      readonly failed?: boolean;
+      readonly interrupted?: boolean;
+      readonly exitReason?: string;
+    }
+  | {
+      readonly type: 'turn_ended';
+      readonly turnId?: string;
+      readonly platform?: string;
+      readonly model?: string;
+      readonly durationSeconds?: number;
+    }
+  | { readonly type: 'tool_started'; readonly toolCallId?: string; readonly tool?: string; readonly turnId?: string }
+  | {
+      readonly type: 'tool_finished';
+      readonly toolCallId?: string;
+      readonly tool?: string;
+      readonly turnId?: string;
+      readonly status?: string;
+      readonly errorType?: string;
+      readonly durationSeconds?: number;
+    }
+  | {
+      readonly type: 'approval_requested' | 'approval_responded';
+      readonly surface?: string;
+      readonly patternKey?: string;
+      readonly toolCallId?: string;
+      readonly sessionKey?: string;
+      readonly choice?: string;
+    }
+  | { readonly type: 'session_started' | 'session_finalized' | 'session_reset'; readonly sessionId?: string; readonly platform?: string }
+  | { readonly type: 'session_event'; readonly event?: string }
+  | { readonly type: 'subagent_started'; readonly childSessionId?: string; readonly role?: string }
+  | {
+      readonly type: 'subagent_stopped';
+      readonly childSessionId?: string;
+      readonly role?: string;
+      readonly status?: string;
+      readonly durationSeconds?: number;
+    }
+  | { readonly type: 'agent_run_finished'; readonly stopReason?: string; readonly durationSeconds?: number }
+  | { readonly type: 'memory_written'; readonly memoryProvider?: string; readonly action?: string; readonly sizeBytes?: number }
+  | { readonly type: 'plugin_heartbeat'; readonly intervalSeconds?: number; readonly dropped: readonly DropReport[] }
+  | { readonly type: 'ignored' };
+
+export interface ObserverEvent {
+  /** Hook name as sent (label value via eventLabel). */
+  readonly name: string;
+  readonly source: EventSource;
+  /** Epoch seconds: the plugin's observed_at, else the arrival time. */
+  readonly observedAt: number;
+  /** Bridge plugin instance and its per-instance sequence number, when sent. */
+  readonly instance?: string;
+  readonly seq?: number;
+  readonly data: EventData;
+}
+
+/** Anything present and non-empty: the envelope's `error` means failure whatever its type. */
+function isPresent(value: unknown): boolean {
+  if (value === undefined || value === null || value === false || value === '') return false;
+  if (isRecord(value)) return Object.keys(value).length > 0;
+  return true;
+}
+
+function apiCall(fields: Fields, kind: ApiKind): ApiCall {
+  return {
+    kind,
+    provider: str(fields, 'provider'),
+    model: str(fields, 'model'),
+    requestId: id(fields, 'api_request_id'),
+    turnId: id(fields, 'turn_id'),
+  };
+}
+
+function readUsage(fields: Fields): Usage | undefined {
+  const usage = record(fields, 'usage');
+  if (usage === undefined) return undefined;
+  const cacheRead = count(usage, 'cache_read_tokens');
+  const cacheWrite = count(usage, 'cache_write_tokens');
+  const prompt = count(usage, 'prompt_tokens');
+  // input_tokens is the uncached input; OpenAI-shaped usage only has the prompt total.
+  const derivedInput =
+    prompt === undefined ? undefined : Math.max(0, prompt - (cacheRead ?? 0) - (cacheWrite ?? 0));
+  return {
+    input: firstDefined(count(usage, 'input_tokens'), derivedInput),
+    cacheRead,
+    cacheWrite,
+    output: firstDefined(count(usage, 'output_tokens'), count(usage, 'completion_tokens')),
+    reasoning: count(usage, 'reasoning_tokens'),
+    prompt,
+  };
+}
+
+function apiDuration(fields: Fields): number | undefined {
+  return firstDefined(quantity(fields, 'api_duration'), millisAsSeconds(fields, 'duration_ms'));
+}
+
+function timeToFirstChunk(fields: Fields): number | undefined {
+  const startedAt = quantity(fields, 'started_at');
+  const firstChunkAt = quantity(fields, 'first_chunk_at');
+  if (startedAt === undefined || firstChunkAt === undefined || firstChunkAt < startedAt) return undefined;
+  return firstChunkAt - startedAt;
+}
+
+function apiSucceeded(fields: Fields, kind: ApiKind): EventData {
+  return {
+    type: 'api_attempt_succeeded',
+    call: apiCall(fields, kind),
+    durationSeconds: apiDuration(fields),
+    timeToFirstChunkSeconds: timeToFirstChunk(fields),
+    finishReason: str(fields, 'finish_reason'),
+    usage: readUsage(fields),
+  };
+}
+
+function apiFailed(fields: Fields, kind: ApiKind): EventData {
+  return {
+    type: 'api_attempt_failed',
+    call: apiCall(fields, kind),
+    durationSeconds: apiDuration(fields),
+    reason: str(fields, 'reason'),
+    statusCode: count(fields, 'status_code'),
+    retryable: bool(fields, 'retryable'),
+    retryCount: count(fields, 'retry_count'),
+    maxRetries: count(fields, 'max_retries'),
+  };
+}
+
+/** post_auxiliary_call reports success and failure in one hook: `error`/`error_type` tell which. */
+function auxiliaryFinished(fields: Fields): EventData {
+  const failed = isPresent(fields.error) || isPresent(fields.error_type);
+  return failed ? apiFailed(fields, 'auxiliary') : apiSucceeded(fields, 'auxiliary');
+}
+
+function toolStatus(fields: Fields): string | undefined {
+  const status = str(fields, 'status');
+  if (status !== undefined) return status;
+  // Envelope variant: no status, an `error` field that is non-empty when the call failed.
+  if ('error' in fields) return isPresent(fields.error) ? 'error' : 'ok';
+  return undefined;
+}
+
+function turnDuration(fields: Fields): number | undefined {
+  const explicit = millisAsSeconds(fields, 'turn_duration_ms');
+  if (explicit !== undefined) return explicit;
+  const start = quantity(fields, 'turn_start_time_ms');
+  const end = quantity(fields, 'turn_end_time_ms');
+  return start !== undefined && end !== undefined && end >= start ? (end - start) / 1000 : undefined;
+}
+
+function dropReports(fields: Fields): DropReport[] {
+  const dropped = record(fields, 'dropped');
+  if (dropped === undefined) return [];
+  const reports: DropReport[] = [];
+  for (const [hook, reasons] of Object.entries(dropped)) {
+    if (!isRecord(reasons)) continue;
+    for (const reason of Object.keys(reasons)) {
+      const total = count(reasons, reason);
+      if (total !== undefined) reports.push({ hook, reason, total });
+    }
+  }
+  return reports;
+}
+
+type Reader = (fields: Fields) => EventData;
+
+const approval =
+  (type: 'approval_requested' | 'approval_responded'): Reader =>
+  (fields) => ({
+    type,
+    surface: str(fields, 'surface'),
+    patternKey: str(fields, 'pattern_key'),
+    toolCallId: id(fields, 'tool_call_id'),
+    sessionKey: str(fields, 'session_key'),
+    choice: str(fields, 'choice'),
+  });
+
+const session =
+  (type: 'session_started' | 'session_finalized' | 'session_reset'): Reader =>
+  (fields) => ({ type, sessionId: id(fields, 'session_id'), platform: str(fields, 'platform') });
+
+// A Map, not an object: a client-sent name such as `constructor` must not find a prototype member.
+const READERS: ReadonlyMap<string, Reader> = new Map(Object.entries({
+  pre_api_request: (fields) => ({ type: 'api_attempt_started', call: apiCall(fields, 'main') }),
+  post_api_request: (fields) => apiSucceeded(fields, 'main'),
+  api_request_error: (fields) => apiFailed(fields, 'main'),
+  pre_auxiliary_call: (fields) => ({ type: 'api_attempt_started', call: apiCall(fields, 'auxiliary') }),
+  post_auxiliary_call: auxiliaryFinished,
+  pre_llm_call: (fields) => ({
+    type: 'turn_started',
+    turnId: id(fields, 'turn_id'),
+    sessionId: id(fields, 'session_id'),
+    platform: str(fields, 'platform'),
+    model: str(fields, 'model'),
+  }),
+  on_session_end: (fields) => ({
+    type: 'turn_finished',
+    turnId: id(fields, 'turn_id'),
+    sessionId: id(fields, 'session_id'),
+    platform: str(fields, 'platform'),
+    model: str(fields, 'model'),
+    completed: bool(fields, 'completed'),
+    failed: bool(fields, 'failed'),
+    interrupted: bool(fields, 'interrupted'),
+    exitReason: str(fields, 'turn_exit_reason'),
+  }),
+  turn_end: (fields) => ({
+    type: 'turn_ended',
+    turnId: id(fields, 'turn_id'),
+    platform: str(fields, 'platform'),
+    model: str(fields, 'model'),
+    durationSeconds: turnDuration(fields),
+  }),
+  pre_tool_call: (fields) => ({
+    type: 'tool_started',
+    toolCallId: id(fields, 'tool_call_id'),
+    tool: str(fields, 'tool_name'),
+    turnId: id(fields, 'turn_id'),
+  }),
+  post_tool_call: (fields) => ({
+    type: 'tool_finished',
+    toolCallId: id(fields, 'tool_call_id'),
+    tool: str(fields, 'tool_name'),
+    turnId: id(fields, 'turn_id'),
+    status: toolStatus(fields),
+    errorType: str(fields, 'error_type'),
+    durationSeconds: millisAsSeconds(fields, 'duration_ms'),
+  }),
+  pre_approval_request: approval('approval_requested'),
+  post_approval_response: approval('approval_responded'),
+  on_session_start: session('session_started'),
+  on_session_finalize: session('session_finalized'),
+  on_session_reset: session('session_reset'),
+  session_event: (fields) => ({ type: 'session_event', event: str(fields, 'event') }),
+  subagent_start: (fields) => ({
+    type: 'subagent_started',
+    childSessionId: id(fields, 'child_session_id'),
+    role: str(fields, 'child_role'),
+  }),
+  subagent_stop: (fields) => ({
+    type: 'subagent_stopped',
+    childSessionId: id(fields, 'child_session_id'),
+    role: str(fields, 'child_role'),
+    status: str(fields, 'child_status'),
+    durationSeconds: millisAsSeconds(fields, 'duration_ms'),
+  }),
+  agent_end: (fields) => ({
+    type: 'agent_run_finished',
+    stopReason: str(fields, 'stop_reason'),
+    durationSeconds: millisAsSeconds(fields, 'run_duration_ms'),
+  }),
+  memory_write: (fields) => ({
+    type: 'memory_written',
+    memoryProvider: str(fields, 'memory_provider'),
+    action: str(fields, 'action'),
+    sizeBytes: count(fields, 'size_bytes'),
+  }),
+  plugin_heartbeat: (fields) => ({
+    type: 'plugin_heartbeat',
+    intervalSeconds: quantity(fields, 'interval_seconds'),
+    dropped: dropReports(fields),
+  }),
+} satisfies Record<string, Reader>));
+
+/** The typed data of one event; unknown and unmapped hooks read as `ignored`. */
+export function readEventData(name: string, fields: Fields): EventData {
+  const reader = READERS.get(name);
+  return reader === undefined ? { type: 'ignored' } : reader(fields);
+}

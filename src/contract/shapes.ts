@@ -1,0 +1,74 @@
+/**
+ * The three shapes events arrive in (ARCHITECTURE.md, "Ways events arrive"), told apart and
+ * normalized into one ObserverEvent:
+ *
+ *  1. plugin line: {event, observed_at, instance, seq, data}
+ *  2. envelope:    {event, data}
+ *  3. flat kwargs: {event | hook, ...fields}
+ *
+ * The same logical event in any shape yields the same ObserverEvent (observedAt aside, which
+ * falls back to the arrival time when the sender did not stamp it).
+ */
+import { readEventData, type EventSource, type ObserverEvent } from './events.js';
+import { isRecord, type Fields } from './fields.js';
+
+export type LineRejection = 'invalid_event' | 'unknown_shape';
+
+export type ShapeResult =
+  | { readonly ok: true; readonly event: ObserverEvent }
+  | { readonly ok: false; readonly reason: LineRejection };
+
+const MAX_NAME_LENGTH = 128;
+const MAX_INSTANCE_LENGTH = 128;
+
+const reject = (reason: LineRejection): ShapeResult => ({ ok: false, reason });
+
+function eventName(line: Fields): string | undefined | null {
+  const name = line.event ?? line.hook;
+  if (name === undefined) return undefined;
+  if (typeof name !== 'string' || name === '' || name.length > MAX_NAME_LENGTH) return null;
+  return name;
+}
+
+/** Sequence metadata is ours, not Hermes': a malformed value rejects the line rather than risk double counting. */
+function sequenceMeta(line: Fields): { instance?: string; seq?: number } | null {
+  const { instance, seq } = line;
+  if (instance === undefined && seq === undefined) return {};
+  if (typeof instance !== 'string' || instance === '' || instance.length > MAX_INSTANCE_LENGTH) return null;
+  if (seq === undefined) return { instance };
+  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0) return null;
+  return { instance, seq };
+}
+
+function observedAt(line: Fields, arrivedAt: number): number {
+  const stamped = line.observed_at;
+  return typeof stamped === 'number' && Number.isFinite(stamped) && stamped > 0 ? stamped : arrivedAt;
+}
+
+/** Flat kwargs: everything but the name keys is the payload. */
+function flatFields(line: Fields): Fields {
+  const { event: _event, hook: _hook, ...fields } = line;
+  return fields;
+}
+
+export function normalizeLine(line: unknown, source: EventSource, arrivedAt: number): ShapeResult {
+  if (!isRecord(line)) return reject('invalid_event');
+  const name = eventName(line);
+  if (name === undefined) return reject('unknown_shape');
+  if (name === null) return reject('invalid_event');
+  const meta = sequenceMeta(line);
+  if (meta === null) return reject('invalid_event');
+
+  const envelope = isRecord(line.data) && (line.event !== undefined);
+  const fields = envelope ? (line.data as Fields) : flatFields(line);
+  return {
+    ok: true,
+    event: {
+      name,
+      source,
+      observedAt: observedAt(line, arrivedAt),
+      ...meta,
+      data: readEventData(name, fields),
+    },
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * Errors with stable codes, and the one table that maps each code to an HTTP status and to the
+ * `reason` of hermes_sidecar_events_rejected_total. Messages are fixed text: they never echo
+ * request content.
+ */
+
+export const ERRORS = {
+  empty_body: { status: 400, rejected: 'invalid_json', message: 'the request body is empty' },
+  invalid_json: { status: 400, rejected: 'invalid_json', message: 'the request body is not JSON or NDJSON' },
+  invalid_body: { status: 400, rejected: 'invalid_event', message: 'the JSON body must be an event object or an array of them' },
+  invalid_encoding: { status: 400, rejected: 'invalid_json', message: 'the request body could not be decompressed' },
+  unauthorized: { status: 401, rejected: 'unauthorized', message: 'a valid bearer token is required' },
+  signature_missing: { status: 401, rejected: 'bad_signature', message: 'the X-Hermes-Signature-256 header is missing' },
+  bad_signature: { status: 403, rejected: 'bad_signature', message: 'the webhook signature does not match' },
+  not_found: { status: 404, rejected: undefined, message: 'not found' },
+  webhooks_disabled: { status: 404, rejected: undefined, message: 'webhooks are disabled: no webhook secret is configured' },
+  too_large: { status: 413, rejected: 'too_large', message: 'the request body is over the size limit (after decompression); split it' },
+  too_many_events: { status: 413, rejected: 'too_large', message: 'the request has more events than allowed; split it' },
+  unsupported_media_type: {
+    status: 415,
+    rejected: 'unsupported_media_type',
+    message: 'use Content-Type application/x-ndjson or application/json',
+  },
+  unsupported_encoding: {
+    status: 415,
+    rejected: 'unsupported_media_type',
+    message: 'the only Content-Encoding accepted is gzip',
+  },
+  queue_full: { status: 429, rejected: undefined, message: 'the ingest queue is full; retry after the Retry-After delay' },
+  shutting_down: { status: 503, rejected: undefined, message: 'the sidecar is shutting down; retry after the Retry-After delay' },
+  internal: { status: 500, rejected: undefined, message: 'internal error' },
+} as const satisfies Record<string, { status: number; rejected: string | undefined; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class SidecarError extends Error {
+  override readonly name = 'SidecarError';
+
+  constructor(readonly code: ErrorCode) {
+    super(ERRORS[code].message);
+  }
+
+  get status(): number {
+    return ERRORS[this.code].status;
+  }
+
+  /** Whether the sender should retry later (429/503 carry Retry-After). */
+  get retryable(): boolean {
+    return this.status === 429 || this.status === 503;
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * The one place where failures become HTTP answers: stable code, status, fixed message, and
+ * Retry-After for the answers a sender should retry. No stack traces, ever.
+ */
+import type { ErrorRequestHandler } from 'express';
+import { ERRORS, SidecarError, type ErrorCode } from '../errors.js';
+import type { Metrics } from '../metrics/registry.js';
+
+/** body-parser reports its failures with a `type`; map the ones a client can cause. */
+const BODY_PARSER_CODES: Readonly<Record<string, ErrorCode>> = {
+  'entity.too.large': 'too_large',
+  'encoding.unsupported': 'unsupported_encoding',
+  'charset.unsupported': 'unsupported_media_type',
+  'request.aborted': 'invalid_encoding',
+  'request.size.invalid': 'invalid_encoding',
+};
+
+export function toSidecarError(error: unknown): SidecarError {
+  if (error instanceof SidecarError) return error;
+  const type = (error as { type?: unknown } | null)?.type;
+  if (typeof type === 'string') {
+    const code = Object.hasOwn(BODY_PARSER_CODES, type) ? BODY_PARSER_CODES[type] : undefined;
+    if (code !== undefined) return new SidecarError(code);
+  }
+  // zlib failures while inflating a gzip body, and anything else body-parser answers 4xx.
+  const status = (error as { status?: unknown } | null)?.status;
+  if (typeof status === 'number' && status >= 400 && status < 500) return new SidecarError('invalid_encoding');
+  return new SidecarError('internal');
+}
+
+export interface ErrorHandlerOptions {
+  readonly metrics: Metrics;
+  readonly retryAfterSeconds: number;
+  readonly onInternalError: (error: unknown) => void;
+}
+
+export function errorHandler(options: ErrorHandlerOptions): ErrorRequestHandler {
+  return (error: unknown, _request, response, _next) => {
+    const failure = toSidecarError(error);
+    if (failure.code === 'internal') options.onInternalError(error);
+    const rejected = ERRORS[failure.code].rejected;
+    if (rejected !== undefined) options.metrics.eventsRejected.inc({ reason: rejected });
+    if (failure.retryable) response.set('Retry-After', String(options.retryAfterSeconds));
+    response.status(failure.status).json({ error: failure.code, message: failure.message });
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * The web listener: /metrics, /-/healthy, /-/ready and a landing page. Read-only.
+ *
+ * A scrape first refreshes the gauges computed from state (each guarded, a failure counted),
+ * then renders the registry; if rendering fails the answer is 500, never a 200 with partial
+ * text, so Prometheus marks the target down.
+ */
+import express, { type Express } from 'express';
+import type { Metrics, MetricsRegistry } from '../metrics/registry.js';
+
+export interface WebAppOptions {
+  readonly registry: MetricsRegistry;
+  readonly telemetryPath: string;
+  readonly version: string;
+  /** Refreshes scrape-time gauges; may throw, which is counted. */
+  readonly collectors: readonly (() => void)[];
+  readonly ready: () => boolean;
+  readonly onScrapeError: (stage: 'collect' | 'render', error: unknown) => void;
+}
+
+function landingPage(telemetryPath: string, version: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Hermes Prometheus sidecar</title></head>
+<body>
+<h1>Hermes Prometheus sidecar</h1>
+<p>Version ${version}. Prometheus metrics for Hermes Agent observer-hook events.</p>
+<ul>
+<li><a href="${telemetryPath}">Metrics</a></li>
+<li><a href="/-/healthy">Health</a></li>
+<li><a href="/-/ready">Readiness</a></li>
+</ul>
+</body>
+</html>
+`;
+}
+
+function runCollectors(options: WebAppOptions, metrics: Metrics): void {
+  for (const collect of options.collectors) {
+    try {
+      collect();
+    } catch (error) {
+      metrics.scrapeErrors.inc({ stage: 'collect' });
+      options.onScrapeError('collect', error);
+    }
+  }
+}
+
+export function createWebApp(options: WebAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  const { metrics } = options.registry;
+  const page = landingPage(options.telemetryPath, options.version);
+
+  app.get(options.telemetryPath, async (_request, response) => {
+    runCollectors(options, metrics);
+    try {
+      const text = await options.registry.render();
+      response.set('Content-Type', options.registry.contentType).send(text);
+    } catch (error) {
+      metrics.scrapeErrors.inc({ stage: 'render' });
+      options.onScrapeError('render', error);
+      response.status(500).type('text/plain').send('metrics could not be rendered\n');
+    }
+  });
+  app.get('/-/healthy', (_request, response) => {
+    response.type('text/plain').send('Healthy\n');
+  });
+  app.get('/-/ready', (_request, response) => {
+    const ready = options.ready();
+    response.status(ready ? 200 : 503).type('text/plain').send(ready ? 'Ready\n' : 'Shutting down\n');
+  });
+  app.get('/', (_request, response) => {
+    response.type('html').send(page);
+  });
+  app.use((_request, response) => {
+    response.status(404).type('text/plain').send('Not found\n');
+  });
+  return app;
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+/**
+ * Process lifecycle only: read the configuration, start both listeners, sweep on a timer, and on
+ * SIGTERM/SIGINT stop accepting (503 + Retry-After), drain the queue, close the listeners and
+ * exit 0.
+ */
+import { boundAddress, closeServer, createSidecar, listen } from './app.js';
+import { ConfigError, helpText, loadConfig } from './config.js';
+import { createLogger } from './log.js';
+import { VERSION } from './version.js';
+
+const CLOSE_GRACE_MS = 2000;
+
+async function runSidecar(argv: readonly string[]): Promise<void> {
+  const config = loadConfig({ argv, env: process.env });
+  const logger = createLogger(config.logLevel);
+  const sidecar = createSidecar(config, { logger });
+
+  const web = await listen(sidecar.webApp, config.web.listen);
+  const ingest = await listen(sidecar.ingestApp, config.ingest.listen);
+  logger.info(
+    { web: boundAddress(web), ingest: boundAddress(ingest), telemetry_path: config.web.telemetryPath, version: VERSION },
+    'listening',
+  );
+  const sweeper = setInterval(() => sidecar.sweep(), config.correlator.sweepIntervalSeconds * 1000);
+  sweeper.unref();
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: draining the ingest queue');
+    await sidecar.drained();
+    await closeServer(ingest, CLOSE_GRACE_MS);
+    await closeServer(web, CLOSE_GRACE_MS);
+    clearInterval(sweeper);
+    logger.info({ applied_events: sidecar.dispatcher.applied }, 'stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+async function main(argv: readonly string[]): Promise<number | undefined> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(helpText());
+    return 0;
+  }
+  if (argv.includes('--version')) {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  await runSidecar(argv);
+  return undefined;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== undefined) process.exitCode = code;
+  },
+  (error: unknown) => {
+    const message = error instanceof ConfigError ? error.message : `failed to start: ${(error as Error).message}`;
+    process.stderr.write(`hermes-prometheus-sidecar: ${message}\n`);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,123 @@
+/**
+ * Label values: sanitizing, closed enumerations and the cardinality guard.
+ *
+ * Every label is always set: missing or empty becomes `unknown`. Closed enumerations map any value
+ * outside their list to `other`. Open sets keep their first N distinct values per label; later
+ * new values fold into `other`, and each fold is counted.
+ */
+
+export const UNKNOWN = 'unknown';
+export const OTHER = 'other';
+
+const MAX_LABEL_LENGTH = 128;
+// Control characters (C0, DEL, C1) never belong in a label value; removing them also keeps
+// NUL free for the series keys built from label values.
+const CONTROL_CHARACTERS = /\p{Cc}/gu;
+
+/**
+ * prom-client 15 keys its series by joining `name:value,` pairs without escaping, so a value
+ * containing a comma can merge two distinct label sets. Percent-encoding `%` and `,` keeps
+ * distinct values distinct and leaves every other value untouched.
+ */
+function escapeSeparators(value: string): string {
+  if (!value.includes(',') && !value.includes('%')) return value;
+  return value.replaceAll('%', '%25').replaceAll(',', '%2C');
+}
+
+/** Trims, strips control characters, truncates and repairs lone surrogates; '' when nothing is left. */
+export function sanitizeLabelValue(raw: string): string {
+  let value = raw.replace(CONTROL_CHARACTERS, '').trim();
+  if (value.length > MAX_LABEL_LENGTH) value = value.slice(0, MAX_LABEL_LENGTH).trimEnd();
+  // Lone surrogates would all render as U+FFFD and so merge distinct series in the output.
+  return escapeSeparators(value.toWellFormed());
+}
+
+/** A value of a closed enumeration: itself when listed, `other` when not, `unknown` when absent. */
+export function closedLabel(allowed: ReadonlySet<string>, raw: string | undefined): string {
+  if (raw === undefined) return UNKNOWN;
+  const value = raw.trim();
+  if (value === '') return UNKNOWN;
+  return allowed.has(value) ? value : OTHER;
+}
+
+/** Open label sets guarded by a per-label cap (METRICS.md, "Label rules"). */
+export const DEFAULT_LABEL_CAPS = {
+  provider: 64,
+  model: 256,
+  tool: 256,
+  platform: 32,
+  reason: 64,
+  status_code: 64,
+  pattern_key: 128,
+  exit_reason: 64,
+  finish_reason: 64,
+  role: 32,
+  stop_reason: 32,
+  memory_provider: 32,
+  action: 32,
+} as const;
+
+export type OpenLabel = keyof typeof DEFAULT_LABEL_CAPS;
+export const OPEN_LABELS = Object.keys(DEFAULT_LABEL_CAPS) as OpenLabel[];
+
+/** Per-label settings from the config file. */
+export interface LabelRule {
+  readonly cap: number;
+  /** When set, only these values (after rewriting) pass; anything else folds into `other`. */
+  readonly allow?: readonly string[];
+  /** Exact-value rewrites applied before the allow-list and the cap. */
+  readonly rewrite?: Readonly<Record<string, string>>;
+}
+
+export type LabelRules = Readonly<Record<OpenLabel, LabelRule>>;
+
+export const defaultLabelRules = (): LabelRules =>
+  Object.fromEntries(OPEN_LABELS.map((label) => [label, { cap: DEFAULT_LABEL_CAPS[label] }])) as LabelRules;
+
+interface GuardState {
+  readonly rule: LabelRule;
+  readonly allow: ReadonlySet<string> | undefined;
+  readonly rewrite: ReadonlyMap<string, string>;
+  readonly admitted: Set<string>;
+}
+
+export class LabelGuard {
+  private readonly states: Record<OpenLabel, GuardState>;
+
+  constructor(
+    rules: LabelRules,
+    private readonly onFold: (label: OpenLabel) => void,
+  ) {
+    this.states = Object.fromEntries(
+      OPEN_LABELS.map((label) => {
+        const rule = rules[label];
+        const state: GuardState = {
+          rule,
+          allow: rule.allow === undefined ? undefined : new Set(rule.allow),
+          rewrite: new Map(Object.entries(rule.rewrite ?? {})),
+          admitted: new Set(),
+        };
+        return [label, state];
+      }),
+    ) as Record<OpenLabel, GuardState>;
+  }
+
+  /** The exported value of an open label: sanitized, rewritten, allow-listed and capped. */
+  value(label: OpenLabel, raw: string | undefined): string {
+    if (raw === undefined) return UNKNOWN;
+    const state = this.states[label];
+    let value = sanitizeLabelValue(label === 'provider' ? raw.toLowerCase() : raw);
+    if (value === '') return UNKNOWN;
+    value = state.rewrite.get(value) ?? value;
+    if (value === UNKNOWN || value === OTHER || state.admitted.has(value)) return value;
+    if (state.allow !== undefined && !state.allow.has(value)) return this.fold(label);
+    if (state.admitted.size >= state.rule.cap) return this.fold(label);
+    state.admitted.add(value);
+    return value;
+  }
+
+  private fold(label: OpenLabel): string {
+    this.onFold(label);
+    return OTHER;
+  }
+}
