@@ -6,6 +6,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import type { Config, ListenAddress } from './config.js';
+import { ERRORS } from './errors.js';
 import { createIngestApp } from './http/ingest.js';
 import { createWebApp } from './http/web.js';
 import { LabelGuard } from './metrics/labels.js';
@@ -39,6 +40,21 @@ export interface Sidecar {
   sweep(): void;
   /** Resolves once every accepted batch has been applied. */
   drained(): Promise<void>;
+}
+
+/**
+ * Closed-set self-metric series start at 0, so rate() and increase() see the first refusal
+ * instead of a series that appears out of nowhere.
+ */
+function zeroSelfMetrics(metrics: Metrics): void {
+  for (const reason of new Set(Object.values(ERRORS).map((error) => error.rejected))) {
+    if (reason !== undefined) metrics.eventsRejected.inc({ reason }, 0);
+  }
+  for (const reason of ['invalid_event', 'unknown_shape']) metrics.eventsRejected.inc({ reason }, 0);
+  for (const reason of ['queue_full', 'shutdown', 'internal_error']) metrics.eventsDropped.inc({ reason }, 0);
+  for (const kind of ['api', 'tool', 'turn', 'approval', 'subagent']) metrics.orphanedSpans.inc({ kind }, 0);
+  for (const table of ['plugin_instances', 'sessions', 'webhook_deliveries']) metrics.stateEvictions.inc({ table }, 0);
+  for (const stage of ['collect', 'render']) metrics.scrapeErrors.inc({ stage }, 0);
 }
 
 export const systemClock: Clock = () => Date.now() / 1000;
@@ -79,6 +95,7 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
 
   metrics.buildInfo.set({ version: VERSION, node_version: process.version }, 1);
   metrics.queueCapacity.set({}, config.ingest.queueCapacity);
+  zeroSelfMetrics(metrics);
 
   const ingestApp = createIngestApp({
     metrics,

@@ -1,0 +1,270 @@
+/**
+ * The realistic fixture conversation (test/fixtures/conversation.jsonl: two turns with a
+ * rate-limit retry, an auxiliary call, ok/error/blocked/timeout tools, approvals on each
+ * surface, a subagent, session lifecycle, ignored and unknown hooks) and the envelope-variant
+ * stream (test/fixtures/envelope.jsonl), posted over HTTP, with exact values for every family.
+ */
+import { describe, expect, it } from 'vitest';
+import { samplesOf, series } from '../support/exposition.js';
+import { readJsonl, startTestSidecar } from '../support/sidecar.js';
+
+const M = 'anthropic/claude-sonnet-4.6';
+const main = { kind: 'main', provider: 'openrouter', model: M };
+const aux = { kind: 'auxiliary', provider: 'openrouter', model: 'google/gemini-3.5-flash' };
+
+/** Histogram _sum and _count lines. */
+function histogram(name: string, labels: Record<string, string>, sum: number, count: number): [string, number][] {
+  return [
+    [series(`${name}_sum`, labels), sum],
+    [series(`${name}_count`, labels), count],
+  ];
+}
+
+const CONVERSATION_EXPECTED: [string, number][] = [
+  [series('hermes_api_requests_total', { ...main, outcome: 'error' }), 2],
+  [series('hermes_api_requests_total', { ...main, outcome: 'success' }), 2],
+  [series('hermes_api_requests_total', { ...aux, outcome: 'success' }), 1],
+  ...histogram('hermes_api_request_duration_seconds', { ...main, outcome: 'error' }, 1.507, 2),
+  ...histogram('hermes_api_request_duration_seconds', { ...main, outcome: 'success' }, 9.342, 2),
+  ...histogram('hermes_api_request_duration_seconds', { ...aux, outcome: 'success' }, 0.912, 1),
+  ...histogram('hermes_api_time_to_first_chunk_seconds', main, 3.5, 1),
+  [series('hermes_api_errors_total', { ...main, reason: 'rate_limit', status_code: '429', retryable: 'true' }), 1],
+  [series('hermes_api_errors_total', { ...main, reason: 'context_overflow', status_code: '400', retryable: 'false' }), 1],
+  [series('hermes_api_retries_total', { ...main, reason: 'rate_limit' }), 1],
+  [series('hermes_api_retries_exhausted_total', { ...main, reason: 'context_overflow' }), 1],
+  [series('hermes_tokens_total', { ...main, type: 'input' }), 1504],
+  [series('hermes_tokens_total', { ...main, type: 'cache_read' }), 38030],
+  [series('hermes_tokens_total', { ...main, type: 'cache_write' }), 952],
+  [series('hermes_tokens_total', { ...main, type: 'output' }), 562],
+  [series('hermes_tokens_total', { ...main, type: 'reasoning' }), 64],
+  [series('hermes_tokens_total', { ...aux, type: 'input' }), 310],
+  [series('hermes_tokens_total', { ...aux, type: 'cache_read' }), 0],
+  [series('hermes_tokens_total', { ...aux, type: 'cache_write' }), 0],
+  [series('hermes_tokens_total', { ...aux, type: 'output' }), 9],
+  [series('hermes_tokens_total', { ...aux, type: 'reasoning' }), 0],
+  ...histogram('hermes_api_request_prompt_tokens', main, 40486, 2),
+  ...histogram('hermes_api_request_prompt_tokens', aux, 310, 1),
+  [series('hermes_api_finish_reasons_total', { ...main, finish_reason: 'tool_calls' }), 1],
+  [series('hermes_api_finish_reasons_total', { ...main, finish_reason: 'stop' }), 1],
+  [series('hermes_api_finish_reasons_total', { ...aux, finish_reason: 'stop' }), 1],
+  [series('hermes_api_requests_in_flight', { kind: 'main', provider: 'openrouter' }), 0],
+  [series('hermes_api_requests_in_flight', { kind: 'auxiliary', provider: 'openrouter' }), 0],
+
+  [series('hermes_turns_started_total', { platform: 'cli', model: M }), 2],
+  [series('hermes_turns_finished_total', { platform: 'cli', model: M, outcome: 'completed', exit_reason: 'text_response' }), 1],
+  [series('hermes_turns_finished_total', { platform: 'cli', model: M, outcome: 'failed', exit_reason: 'max_iterations_reached' }), 1],
+  ...histogram('hermes_turn_duration_seconds', { platform: 'cli', outcome: 'completed' }, 20, 1),
+  ...histogram('hermes_turn_duration_seconds', { platform: 'cli', outcome: 'failed' }, 480, 1),
+  ...histogram('hermes_turn_api_calls', { platform: 'cli' }, 4, 2),
+  ...histogram('hermes_turn_tool_calls', { platform: 'cli' }, 4, 2),
+
+  [series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }), 1],
+  [series('hermes_tool_calls_total', { tool: 'read_file', status: 'error' }), 1],
+  [series('hermes_tool_calls_total', { tool: 'terminal', status: 'blocked' }), 1],
+  [series('hermes_tool_calls_total', { tool: 'terminal', status: 'timeout' }), 1],
+  ...histogram('hermes_tool_call_duration_seconds', { tool: 'terminal', status: 'ok' }, 3.412, 1),
+  ...histogram('hermes_tool_call_duration_seconds', { tool: 'read_file', status: 'error' }, 0.012, 1),
+  ...histogram('hermes_tool_call_duration_seconds', { tool: 'terminal', status: 'blocked' }, 0, 1),
+  ...histogram('hermes_tool_call_duration_seconds', { tool: 'terminal', status: 'timeout' }, 420, 1),
+  [series('hermes_tool_errors_total', { tool: 'read_file', error_type: 'tool_error' }), 1],
+  [series('hermes_tool_errors_total', { tool: 'terminal', error_type: 'plugin_block' }), 1],
+  [series('hermes_tool_errors_total', { tool: 'terminal', error_type: 'tool_timeout' }), 1],
+  [series('hermes_tool_calls_in_flight', { tool: 'terminal' }), 0],
+  [series('hermes_tool_calls_in_flight', { tool: 'read_file' }), 0],
+  [series('hermes_tool_calls_in_flight', { tool: 'web_search' }), 1],
+
+  [series('hermes_approval_requests_total', { surface: 'cli', pattern_key: 'rm_rf' }), 1],
+  [series('hermes_approval_requests_total', { surface: 'gateway', pattern_key: 'sudo' }), 1],
+  [series('hermes_approval_requests_total', { surface: 'smart', pattern_key: 'rm_rf' }), 1],
+  [series('hermes_approval_decisions_total', { surface: 'cli', pattern_key: 'rm_rf', choice: 'once' }), 1],
+  [series('hermes_approval_decisions_total', { surface: 'gateway', pattern_key: 'sudo', choice: 'deny' }), 1],
+  [series('hermes_approval_decisions_total', { surface: 'smart', pattern_key: 'rm_rf', choice: 'smart_approve' }), 1],
+  ...histogram('hermes_approval_wait_seconds', { surface: 'cli', choice: 'once' }, 2, 1),
+  ...histogram('hermes_approval_wait_seconds', { surface: 'gateway', choice: 'deny' }, 6, 1),
+  ...histogram('hermes_approval_wait_seconds', { surface: 'smart', choice: 'smart_approve' }, 0.5, 1),
+  [series('hermes_approvals_pending', { surface: 'cli' }), 0],
+  [series('hermes_approvals_pending', { surface: 'gateway' }), 0],
+  [series('hermes_approvals_pending', { surface: 'smart' }), 0],
+
+  [series('hermes_sessions_started_total', { platform: 'cli' }), 1],
+  [series('hermes_sessions_finalized_total', { platform: 'cli' }), 1],
+  [series('hermes_session_resets_total', { platform: 'telegram' }), 1],
+  [series('hermes_sessions_active', { platform: 'cli' }), 0],
+
+  [series('hermes_subagents_started_total', { role: 'leaf' }), 1],
+  [series('hermes_subagents_finished_total', { role: 'leaf', status: 'completed' }), 1],
+  ...histogram('hermes_subagent_duration_seconds', { role: 'leaf', status: 'completed' }, 41.27, 1),
+  [series('hermes_subagents_active', { role: 'leaf' }), 0],
+];
+
+const ENVELOPE_EXPECTED: [string, number][] = [
+  [series('hermes_api_requests_total', { kind: 'main', provider: 'anthropic', model: 'claude-opus-4', outcome: 'success' }), 1],
+  [series('hermes_api_requests_total', { kind: 'main', provider: 'anthropic', model: 'claude-opus-4', outcome: 'error' }), 1],
+  ...histogram('hermes_api_request_duration_seconds', { kind: 'main', provider: 'anthropic', model: 'claude-opus-4', outcome: 'success' }, 2.5, 1),
+  ...histogram('hermes_api_request_duration_seconds', { kind: 'main', provider: 'anthropic', model: 'claude-opus-4', outcome: 'error' }, 0.8, 1),
+  [series('hermes_api_errors_total', { kind: 'main', provider: 'anthropic', model: 'claude-opus-4', reason: 'unknown', status_code: 'none', retryable: 'unknown' }), 1],
+  [series('hermes_tokens_total', { kind: 'main', provider: 'anthropic', model: 'claude-opus-4', type: 'input' }), 100],
+  [series('hermes_tokens_total', { kind: 'main', provider: 'anthropic', model: 'claude-opus-4', type: 'output' }), 50],
+  [series('hermes_api_finish_reasons_total', { kind: 'main', provider: 'anthropic', model: 'claude-opus-4', finish_reason: 'unknown' }), 1],
+  [series('hermes_api_requests_in_flight', { kind: 'main', provider: 'anthropic' }), 0],
+  [series('hermes_tool_calls_total', { tool: 'memory', status: 'ok' }), 1],
+  [series('hermes_tool_calls_total', { tool: 'terminal', status: 'error' }), 1],
+  ...histogram('hermes_tool_call_duration_seconds', { tool: 'memory', status: 'ok' }, 0.04, 1),
+  ...histogram('hermes_tool_call_duration_seconds', { tool: 'terminal', status: 'error' }, 1.5, 1),
+  [series('hermes_tool_errors_total', { tool: 'terminal', error_type: 'unknown' }), 1],
+  [series('hermes_tool_calls_in_flight', { tool: 'memory' }), 0],
+  [series('hermes_tool_calls_in_flight', { tool: 'terminal' }), 0],
+  [series('hermes_memory_writes_total', { memory_provider: 'builtin', action: 'append' }), 2],
+  [series('hermes_memory_write_bytes_total', { memory_provider: 'builtin', action: 'append' }), 768],
+  [series('hermes_turns_finished_total', { platform: 'unknown', model: 'unknown', outcome: 'unknown', exit_reason: 'unknown' }), 1],
+  ...histogram('hermes_turn_duration_seconds', { platform: 'unknown', outcome: 'unknown' }, 12.5, 1),
+  [series('hermes_session_events_total', { event: 'created' }), 1],
+  [series('hermes_session_events_total', { event: 'resumed' }), 1],
+  [series('hermes_session_events_total', { event: 'other' }), 1],
+  [series('hermes_agent_runs_total', { stop_reason: 'completed' }), 1],
+  ...histogram('hermes_agent_run_duration_seconds', { stop_reason: 'completed' }, 13, 1),
+];
+
+const AGENT_PREFIXES = [
+  'hermes_api_',
+  'hermes_tokens_',
+  'hermes_turn',
+  'hermes_tool_',
+  'hermes_approval',
+  'hermes_session',
+  'hermes_subagent',
+  'hermes_agent_',
+  'hermes_memory_',
+];
+
+/** Agent samples without bucket lines (buckets are checked separately), values rounded to 1e-6 against float noise in epoch-second differences. */
+function agentSamples(all: Map<string, number>): Map<string, number> {
+  const agent = samplesOf(all, ...AGENT_PREFIXES);
+  return new Map(
+    [...agent].filter(([key]) => !key.includes('_bucket{')).map(([key, value]) => [key, Math.round(value * 1e6) / 1e6]),
+  );
+}
+
+describe('fixture conversation, flat kwargs shape', () => {
+  it('moves exactly the documented agent series', async () => {
+    const harness = startTestSidecar();
+    const response = await harness.postNdjson(readJsonl('conversation.jsonl'));
+    expect(response.status).toBe(202);
+    expect(response.body).toEqual({ accepted: 37, rejected: 0, errors: [] });
+    const samples = agentSamples(new Map(await harness.samples()));
+    expect(Object.fromEntries(samples)).toEqual(Object.fromEntries(CONVERSATION_EXPECTED));
+  });
+
+  it('fills histogram buckets at the METRICS.md bounds', async () => {
+    const harness = startTestSidecar();
+    await harness.postNdjson(readJsonl('conversation.jsonl'));
+    const samples = await harness.samples();
+    const bucket = (name: string, le: string, labels: Record<string, string>) =>
+      samples.get(series(`${name}_bucket`, { le, ...labels }));
+    // api_duration 1.207 and 0.3 (errors): 0.3 ≤ 0.32 < 1.207 ≤ 1.28
+    expect(bucket('hermes_api_request_duration_seconds', '0.32', { ...main, outcome: 'error' })).toBe(1);
+    expect(bucket('hermes_api_request_duration_seconds', '1.28', { ...main, outcome: 'error' })).toBe(2);
+    // tool timeout 420 s lies between 300 and 600
+    expect(bucket('hermes_tool_call_duration_seconds', '300', { tool: 'terminal', status: 'timeout' })).toBe(0);
+    expect(bucket('hermes_tool_call_duration_seconds', '600', { tool: 'terminal', status: 'timeout' })).toBe(1);
+    // turns made 3 and 1 API attempts
+    expect(bucket('hermes_turn_api_calls', '1', { platform: 'cli' })).toBe(1);
+    expect(bucket('hermes_turn_api_calls', '2', { platform: 'cli' })).toBe(1);
+    expect(bucket('hermes_turn_api_calls', '3', { platform: 'cli' })).toBe(2);
+    expect(bucket('hermes_turn_api_calls', '+Inf', { platform: 'cli' })).toBe(2);
+  });
+
+  it('counts received, ignored and unknown hooks', async () => {
+    const harness = startTestSidecar();
+    await harness.postNdjson(readJsonl('conversation.jsonl'));
+    const samples = await harness.samples();
+    const received = samplesOf(new Map(samples), 'hermes_sidecar_events_received_total');
+    expect(Object.fromEntries(received)).toEqual(
+      Object.fromEntries(
+        Object.entries({
+          on_session_start: 1, pre_llm_call: 2, pre_api_request: 4, api_request_error: 2, post_api_request: 2,
+          pre_tool_call: 5, post_tool_call: 4, pre_approval_request: 3, post_approval_response: 3, post_llm_call: 1,
+          on_session_end: 2, pre_auxiliary_call: 1, post_auxiliary_call: 1, subagent_start: 1, subagent_stop: 1,
+          on_stream_delta: 1, on_session_reset: 1, on_session_finalize: 1, other: 1,
+        }).map(([event, count]) => [series('hermes_sidecar_events_received_total', { source: 'plugin', event }), count]),
+      ),
+    );
+    expect(samples.get(series('hermes_sidecar_events_ignored_total', { event: 'post_llm_call' }))).toBe(1);
+    expect(samples.get(series('hermes_sidecar_events_ignored_total', { event: 'on_stream_delta' }))).toBe(1);
+    expect(samples.get(series('hermes_sidecar_events_ignored_total', { event: 'other' }))).toBe(1);
+    expect(samples.get('hermes_sidecar_series')).toBe(
+      [...samplesOf(new Map(samples), ...AGENT_PREFIXES).keys()].filter((key) => !/_(bucket|sum)\{/.test(key)).length,
+    );
+  });
+});
+
+describe('envelope variant stream', () => {
+  it('moves exactly the documented agent series', async () => {
+    const harness = startTestSidecar();
+    const response = await harness.postNdjson(readJsonl('envelope.jsonl'));
+    expect(response.body).toEqual({ accepted: 16, rejected: 0, errors: [] });
+    const samples = await harness.samples();
+    expect(Object.fromEntries(agentSamples(new Map(samples)))).toEqual(Object.fromEntries(ENVELOPE_EXPECTED));
+    expect(samples.get(series('hermes_sidecar_events_ignored_total', { event: 'agent_start' }))).toBe(1);
+  });
+});
+
+describe('CONTRACT.md Appendix A, posted as one fixture turn', () => {
+  it('moves exactly these series', async () => {
+    const harness = startTestSidecar();
+    const response = await harness.postNdjson(readJsonl('appendix-a.jsonl'));
+    expect(response.body).toEqual({ accepted: 16, rejected: 0, errors: [] });
+    const samples = agentSamples(new Map(await harness.samples()));
+    const a = { kind: 'main', provider: 'openrouter', model: M };
+    const x = { kind: 'auxiliary', provider: 'openrouter', model: 'google/gemini-3.5-flash' };
+    expect(Object.fromEntries(samples)).toEqual(
+      Object.fromEntries([
+        [series('hermes_api_requests_total', { ...a, outcome: 'success' }), 1],
+        [series('hermes_api_requests_total', { ...a, outcome: 'error' }), 1],
+        [series('hermes_api_requests_total', { ...x, outcome: 'success' }), 1],
+        ...histogram('hermes_api_request_duration_seconds', { ...a, outcome: 'success' }, 6.842, 1),
+        ...histogram('hermes_api_request_duration_seconds', { ...a, outcome: 'error' }, 1.207, 1),
+        ...histogram('hermes_api_request_duration_seconds', { ...x, outcome: 'success' }, 0.912, 1),
+        ...histogram('hermes_api_time_to_first_chunk_seconds', a, 1.421, 1),
+        [series('hermes_api_errors_total', { ...a, reason: 'rate_limit', status_code: '429', retryable: 'true' }), 1],
+        [series('hermes_api_retries_total', { ...a, reason: 'rate_limit' }), 1],
+        [series('hermes_tokens_total', { ...a, type: 'input' }), 1204],
+        [series('hermes_tokens_total', { ...a, type: 'cache_read' }), 18030],
+        [series('hermes_tokens_total', { ...a, type: 'cache_write' }), 952],
+        [series('hermes_tokens_total', { ...a, type: 'output' }), 412],
+        [series('hermes_tokens_total', { ...a, type: 'reasoning' }), 0],
+        [series('hermes_tokens_total', { ...x, type: 'input' }), 310],
+        [series('hermes_tokens_total', { ...x, type: 'cache_read' }), 0],
+        [series('hermes_tokens_total', { ...x, type: 'cache_write' }), 0],
+        [series('hermes_tokens_total', { ...x, type: 'output' }), 9],
+        [series('hermes_tokens_total', { ...x, type: 'reasoning' }), 0],
+        ...histogram('hermes_api_request_prompt_tokens', a, 20186, 1),
+        ...histogram('hermes_api_request_prompt_tokens', x, 310, 1),
+        [series('hermes_api_finish_reasons_total', { ...a, finish_reason: 'tool_calls' }), 1],
+        [series('hermes_api_finish_reasons_total', { ...x, finish_reason: 'stop' }), 1],
+        [series('hermes_api_requests_in_flight', { kind: 'main', provider: 'openrouter' }), 0],
+        [series('hermes_turns_started_total', { platform: 'cli', model: M }), 1],
+        [series('hermes_turns_finished_total', { platform: 'cli', model: M, outcome: 'completed', exit_reason: 'text_response' }), 1],
+        ...histogram('hermes_turn_duration_seconds', { platform: 'cli', outcome: 'completed' }, 0, 1),
+        ...histogram('hermes_turn_api_calls', { platform: 'cli' }, 2, 1),
+        ...histogram('hermes_turn_tool_calls', { platform: 'cli' }, 1, 1),
+        [series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }), 1],
+        ...histogram('hermes_tool_call_duration_seconds', { tool: 'terminal', status: 'ok' }, 3.412, 1),
+        [series('hermes_tool_calls_in_flight', { tool: 'terminal' }), 0],
+        [series('hermes_approval_requests_total', { surface: 'gateway', pattern_key: 'rm_rf' }), 1],
+        [series('hermes_approval_decisions_total', { surface: 'gateway', pattern_key: 'rm_rf', choice: 'once' }), 1],
+        ...histogram('hermes_approval_wait_seconds', { surface: 'gateway', choice: 'once' }, 0, 1),
+        [series('hermes_approvals_pending', { surface: 'gateway' }), 0],
+        [series('hermes_subagents_started_total', { role: 'leaf' }), 1],
+        [series('hermes_subagents_finished_total', { role: 'leaf', status: 'completed' }), 1],
+        ...histogram('hermes_subagent_duration_seconds', { role: 'leaf', status: 'completed' }, 41.27, 1),
+        [series('hermes_subagents_active', { role: 'leaf' }), 0],
+        [series('hermes_sessions_started_total', { platform: 'cli' }), 1],
+        [series('hermes_sessions_finalized_total', { platform: 'telegram' }), 1],
+        [series('hermes_session_resets_total', { platform: 'telegram' }), 1],
+        // on_session_finalize (A.3) closes the session A.1 started
+        [series('hermes_sessions_active', { platform: 'cli' }), 0],
+      ]),
+    );
+  });
+});
