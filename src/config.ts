@@ -141,9 +141,9 @@ const bucketsSchema = z
 
 const fileSchema = z
   .object({
-    labels: z.record(z.enum(OPEN_LABELS as [OpenLabel, ...OpenLabel[]]), labelRuleSchema).optional(),
+    labels: z.partialRecord(z.enum(OPEN_LABELS as [OpenLabel, ...OpenLabel[]]), labelRuleSchema).optional(),
     buckets: z
-      .record(z.enum(Object.keys(DEFAULT_BUCKETS) as [BucketSetName, ...BucketSetName[]]), bucketsSchema)
+      .partialRecord(z.enum(Object.keys(DEFAULT_BUCKETS) as [BucketSetName, ...BucketSetName[]]), bucketsSchema)
       .optional(),
   })
   .passthrough();
