@@ -1,0 +1,120 @@
+/** The real binary: start-up, endpoints, refusal of bad configuration, and graceful shutdown. */
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { MAIN, startSidecarProcess } from '../support/process.js';
+
+const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+  spawnSync(process.execPath, [MAIN, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, ...env }, timeout: 10_000 });
+
+const toolLines = (batch: number, size: number) =>
+  Array.from({ length: size }, (_, index) =>
+    JSON.stringify({ event: 'post_tool_call', tool_name: 'terminal', status: 'ok', tool_call_id: `b${batch}-${index}`, duration_ms: 3 }),
+  ).join('\n');
+
+describe('start-up', () => {
+  it('serves /metrics with build info and self-metrics, health, readiness and a landing page', async () => {
+    const sidecar = await startSidecarProcess();
+    try {
+      const metrics = await fetch(`${sidecar.web}/metrics`);
+      expect(metrics.status).toBe(200);
+      expect(metrics.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+      const text = await metrics.text();
+      expect(text).toMatch(/^hermes_sidecar_build_info\{version="0\.1\.0",node_version="v20\.\d+\.\d+"\} 1$/m);
+      expect(text).toMatch(/^hermes_sidecar_queue_capacity 1024$/m);
+      expect(text).toMatch(/^process_resident_memory_bytes \d+$/m);
+      expect(await (await fetch(`${sidecar.web}/-/healthy`)).text()).toBe('Healthy\n');
+      expect((await fetch(`${sidecar.web}/-/ready`)).status).toBe(200);
+      const landing = await (await fetch(`${sidecar.web}/`)).text();
+      expect(landing).toContain('<a href="/metrics">Metrics</a>');
+      expect((await fetch(`${sidecar.web}/debug/pprof`)).status).toBe(404);
+      // the web listener takes no events
+      expect((await fetch(`${sidecar.web}/v1/events`, { method: 'POST' })).status).toBe(404);
+    } finally {
+      await sidecar.stop();
+    }
+  });
+
+  it('serves metrics under --web.telemetry-path', async () => {
+    const sidecar = await startSidecarProcess(['--web.telemetry-path=/custom']);
+    try {
+      expect((await fetch(`${sidecar.web}/custom`)).status).toBe(200);
+      expect((await fetch(`${sidecar.web}/metrics`)).status).toBe(404);
+    } finally {
+      await sidecar.stop();
+    }
+  });
+
+  it('prints every option with --help and the version with --version', () => {
+    const help = run(['--help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain('--ingest.queue-capacity=VALUE');
+    expect(run(['--version']).stdout).toBe('0.1.0\n');
+  });
+
+  it.each([
+    [['--ingest.queue-capacity=-1'], {}, 'invalid value for --ingest.queue-capacity'],
+    [[], { HERMES_SIDECAR_LOG_LEVEL: 'chatty' }, 'invalid value for HERMES_SIDECAR_LOG_LEVEL (--log.level)'],
+    [['--ingest.listen-address=0.0.0.0:0'], {}, 'is not a loopback address'],
+  ])('refuses to start with %j %j', (args, env, message) => {
+    const result = run(args, env);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(result.stdout).toBe('');
+  });
+
+  it('exits non-zero when a port is taken', async () => {
+    const first = await startSidecarProcess();
+    try {
+      const port = new URL(first.web).port;
+      const second = run([`--web.listen-address=127.0.0.1:${port}`, '--ingest.listen-address=127.0.0.1:0']);
+      expect(second.status).toBe(2);
+      expect(second.stderr).toContain('EADDRINUSE');
+    } finally {
+      await first.stop();
+    }
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('on SIGTERM under load, applies every event it answered 202 and exits 0', async () => {
+    const sidecar = await startSidecarProcess();
+    let accepted = 0;
+    let refused = 0;
+    let sending = true;
+    const sender = async (worker: number) => {
+      for (let batch = 0; sending; batch += 1) {
+        try {
+          const response = await fetch(`${sidecar.ingest}/v1/events`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/x-ndjson' },
+            body: toolLines(worker * 100_000 + batch, 200),
+          });
+          if (response.status === 202) accepted += ((await response.json()) as { accepted: number }).accepted;
+          else {
+            expect(response.status).toBe(503);
+            expect(response.headers.get('retry-after')).toBe('1');
+            refused += 1;
+            await response.arrayBuffer();
+          }
+        } catch {
+          sending = false; // the listener closed
+        }
+      }
+    };
+    const senders = [sender(0), sender(1), sender(2)];
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const code = await sidecar.stop('SIGTERM');
+    sending = false;
+    await Promise.all(senders);
+    expect(code).toBe(0);
+    const stopped = sidecar.logs.find((line) => line.msg === 'stopped');
+    expect(accepted).toBeGreaterThan(0);
+    expect(stopped?.applied_events).toBe(accepted);
+  });
+
+  it('stops on SIGINT too', async () => {
+    const sidecar = await startSidecarProcess();
+    expect(await sidecar.stop('SIGINT')).toBe(0);
+    expect(sidecar.logs.map((line) => line.msg)).toEqual(['listening', 'shutting down: draining the ingest queue', 'stopped']);
+  });
+});

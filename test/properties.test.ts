@@ -1,0 +1,131 @@
+/**
+ * Properties (fast-check, time-boxed): no request body or field value makes the sidecar answer
+ * 5xx, throw, or emit NaN; distinct label values never merge into one series; /metrics always
+ * parses. `npm run fuzz` runs the same properties for longer.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { MAPPED_EVENTS } from '../src/contract/hooks.js';
+import { sanitizeLabelValue } from '../src/metrics/labels.js';
+import { series } from './support/exposition.js';
+import { startTestSidecar, type TestSidecar } from './support/sidecar.js';
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
+const TIME_LIMIT_MS = Number(process.env.FUZZ_SECONDS ?? 8) * 1000;
+
+// One exposition line: a metric name, optional labels with escaped values, a number.
+const LABEL = String.raw`[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*"`;
+const SAMPLE_LINE = new RegExp(String.raw`^[a-zA-Z_:][a-zA-Z0-9_:]*(?:\{${LABEL}(?:,${LABEL})*\})? (?:[-+]?[0-9.]+(?:e[-+]?[0-9]+)?|\+Inf|-Inf)$`);
+
+/** Asserts the exposition parses line by line, holds no NaN and no series twice. */
+function expectValidExposition(text: string): void {
+  const seen = new Set<string>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('# HELP ') || line.startsWith('# TYPE ')) continue;
+    expect(line).toMatch(SAMPLE_LINE);
+    const key = line.slice(0, line.lastIndexOf(' '));
+    expect(seen.has(key), `series rendered twice: ${key}`).toBe(false);
+    seen.add(key);
+  }
+}
+
+async function scrapeValid(harness: TestSidecar): Promise<void> {
+  const text = await harness.scrape();
+  expect(text).not.toMatch(/ NaN$/m);
+  expectValidExposition(text);
+}
+
+const eventName = fc.oneof(fc.constantFrom(...MAPPED_EVENTS), fc.string({ maxLength: 20 }));
+const fieldValue = fc.oneof(
+  fc.string(),
+  fc.string({ unit: 'grapheme', maxLength: 200 }),
+  fc.double(),
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constantFrom(Number.MAX_VALUE, -0, 1e308, 2 ** 53 + 1),
+  fc.dictionary(fc.string({ maxLength: 10 }), fc.oneof(fc.double(), fc.integer(), fc.string()), { maxKeys: 6 }),
+  fc.array(fc.anything(), { maxLength: 3 }),
+);
+const FIELDS = [
+  'provider', 'model', 'tool_name', 'platform', 'reason', 'status_code', 'pattern_key', 'turn_exit_reason', 'finish_reason',
+  'child_role', 'status', 'error_type', 'choice', 'surface', 'api_duration', 'duration_ms', 'started_at', 'first_chunk_at',
+  'usage', 'retryable', 'retry_count', 'max_retries', 'api_request_id', 'tool_call_id', 'turn_id', 'session_id',
+  'child_session_id', 'session_key', 'completed', 'failed', 'interrupted', 'error', 'dropped', 'interval_seconds',
+  'size_bytes', 'run_duration_ms', 'turn_duration_ms', 'event', 'stop_reason', 'memory_provider', 'action', 'child_status',
+];
+const fields = fc.dictionary(fc.constantFrom(...FIELDS), fieldValue, { maxKeys: 12 });
+const flatLine = fc.tuple(eventName, fields).map(([event, data]) => ({ ...data, event }));
+const envelopeLine = fc.tuple(eventName, fields).map(([event, data]) => ({ event, data }));
+const pluginLine = fc
+  .tuple(eventName, fields, fc.constantFrom('i1', 'i2'), fc.oneof(fc.nat(50), fc.anything()), fc.oneof(fc.double(), fc.constant(undefined)))
+  .map(([event, data, instance, seq, observed]) => ({ event, data, instance, seq, observed_at: observed }));
+const anyLine = fc.oneof(flatLine, envelopeLine, pluginLine, fc.anything());
+
+describe('properties', () => {
+  it('arbitrary bytes never get a 5xx and never break /metrics', async () => {
+    const harness = startTestSidecar();
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ maxLength: 2048 }), fc.constantFrom('application/x-ndjson', 'application/json'), async (bytes, type) => {
+        const response = await harness.ingest.post('/v1/events').set('Content-Type', type).send(Buffer.from(bytes));
+        expect([202, 400]).toContain(response.status);
+      }),
+      { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS },
+    );
+    await scrapeValid(harness);
+  });
+
+  it('arbitrary events in every shape never get a 5xx, never emit NaN, and /metrics always parses', async () => {
+    const harness = startTestSidecar();
+    await fc.assert(
+      fc.asyncProperty(fc.array(anyLine, { minLength: 1, maxLength: 20 }), async (lines) => {
+        const body = lines.map((line) => JSON.stringify(line) ?? 'undefined').join('\n');
+        const response = await harness.ingest.post('/v1/events').set('Content-Type', 'application/x-ndjson').send(body);
+        expect([202, 400]).toContain(response.status);
+        await scrapeValid(harness);
+      }),
+      { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS },
+    );
+  });
+
+  it('distinct label values never merge into one series', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string({ unit: 'binary', maxLength: 40 }),
+        fc.string({ unit: 'binary', maxLength: 40 }),
+        async (first, second) => {
+          const [a, b] = [sanitizeLabelValue(first), sanitizeLabelValue(second)];
+          fc.pre(a !== '' && b !== '' && a !== b && a !== 'other' && b !== 'other' && a !== 'unknown' && b !== 'unknown');
+          const harness = startTestSidecar();
+          const call = (tool: string, model: string) => ({ event: 'post_tool_call', tool_name: tool, status: 'ok' , model });
+          await harness.postNdjson([call(first, second), call(second, first)]);
+          const text = await harness.scrape();
+          expectValidExposition(text);
+          const toolSeries = text.split('\n').filter((line) => line.startsWith('hermes_tool_calls_total{'));
+          expect(toolSeries).toHaveLength(2);
+          for (const line of toolSeries) expect(line.endsWith(' 1')).toBe(true);
+        },
+      ),
+      { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS },
+    );
+  });
+
+  it('non-finite and negative numbers never reach a metric', async () => {
+    const harness = startTestSidecar();
+    const bad = [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -1, -1e-9];
+    // JSON cannot carry NaN or Infinity; these arrive as null or huge numbers, negatives as is.
+    const lines = bad.flatMap((value) => [
+      { event: 'post_tool_call', tool_name: 't', status: 'ok', duration_ms: value },
+      { event: 'post_api_request', provider: 'p', model: 'm', api_duration: value, usage: { input_tokens: value, output_tokens: value } },
+      { event: 'memory_write', memory_provider: 'x', action: 'a', size_bytes: value },
+    ]);
+    const body = lines.map((line) => JSON.stringify(line)).join('\n').replaceAll('null', '1e999');
+    await harness.ingest.post('/v1/events').set('Content-Type', 'application/x-ndjson').send(body).expect(202);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_tool_calls_total', { tool: 't', status: 'ok' }))).toBe(5);
+    expect(samples.get(series('hermes_tool_call_duration_seconds_count', { tool: 't', status: 'ok' }))).toBeUndefined();
+    expect(samples.get(series('hermes_tokens_total', { kind: 'main', provider: 'p', model: 'm', type: 'input' }))).toBeUndefined();
+    expect(samples.get(series('hermes_memory_write_bytes_total', { memory_provider: 'x', action: 'a' }))).toBeUndefined();
+    await scrapeValid(harness);
+  });
+});
