@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import type { Config, ListenAddress } from './config.js';
 import { ERRORS } from './errors.js';
-import { createIngestApp } from './http/ingest.js';
+import { mountHooksRoute } from './http/hooks.js';
+import { createIngestApp, type IngestAppOptions } from './http/ingest.js';
 import { createWebApp } from './http/web.js';
 import { LabelGuard } from './metrics/labels.js';
 import { createRecorders, type Sweepable } from './metrics/recorders/index.js';
@@ -53,7 +54,7 @@ function zeroSelfMetrics(metrics: Metrics): void {
   for (const reason of ['invalid_event', 'unknown_shape']) metrics.eventsRejected.inc({ reason }, 0);
   for (const reason of ['queue_full', 'shutdown', 'internal_error']) metrics.eventsDropped.inc({ reason }, 0);
   for (const kind of ['api', 'tool', 'turn', 'approval', 'subagent']) metrics.orphanedSpans.inc({ kind }, 0);
-  for (const table of ['plugin_instances', 'sessions', 'webhook_deliveries']) metrics.stateEvictions.inc({ table }, 0);
+  for (const table of ['plugin_instances', 'sessions']) metrics.stateEvictions.inc({ table }, 0);
   for (const stage of ['collect', 'render']) metrics.scrapeErrors.inc({ stage }, 0);
 }
 
@@ -97,7 +98,7 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
   metrics.queueCapacity.set({}, config.ingest.queueCapacity);
   zeroSelfMetrics(metrics);
 
-  const ingestApp = createIngestApp({
+  const ingestOptions: IngestAppOptions = {
     metrics,
     ingestor,
     wallClock: clock,
@@ -106,7 +107,9 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     maxEventsPerRequest: config.ingest.maxEventsPerRequest,
     retryAfterSeconds: config.ingest.retryAfterSeconds,
     onInternalError,
-  });
+    extraRoutes: (app) => mountHooksRoute(app, ingestOptions, config.webhook),
+  };
+  const ingestApp = createIngestApp(ingestOptions);
   const webApp = createWebApp({
     registry,
     telemetryPath: config.web.telemetryPath,

@@ -63,9 +63,15 @@ function refuseWhileDraining(ingestor: Ingestor): RequestHandler {
   return (_request, _response, next) => next(ingestor.accepting ? undefined : new SidecarError('shutting_down'));
 }
 
-function requireMediaType(): RequestHandler {
-  return (request, _response, next) => next(bodyFormat(request) === undefined ? new SidecarError('unsupported_media_type') : undefined);
+function requireMediaType(accepted: (format: BodyFormat) => boolean = () => true): RequestHandler {
+  return (request, _response, next) => {
+    const format = bodyFormat(request);
+    next(format !== undefined && accepted(format) ? undefined : new SidecarError('unsupported_media_type'));
+  };
 }
+
+/** Webhook deliveries are single JSON objects. */
+export const requireJson = (): RequestHandler => requireMediaType((format) => format === 'json');
 
 /** Answers 202 with what was accepted and which lines were not. */
 export function acceptedBody(decoded: DecodedBody): object {

@@ -192,7 +192,7 @@ export const CATALOGUE = {
   labelOverflow: counter('hermes_sidecar_label_overflow_total', ['label'], 'self',
     'Label values folded into "other" by the cardinality guard.'),
   stateEvictions: counter('hermes_sidecar_state_evictions_total', ['table'], 'self',
-    'Entries evicted from a full state table before they expired (plugin instances, sessions, webhook deliveries).'),
+    'Entries evicted from a full state table before they expired: plugin_instances (sequence state) or sessions.'),
   series: gauge('hermes_sidecar_series', [], 'self',
     'Live series across agent metrics.'),
   scrapeErrors: counter('hermes_sidecar_scrape_errors_total', ['stage'], 'self',

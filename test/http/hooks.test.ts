@@ -1,0 +1,120 @@
+/** POST /v1/hooks: Hermes outbound webhooks, signed with HMAC-SHA256. */
+import { createHmac, randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { samplesOf, series } from '../support/exposition.js';
+import { readJsonl, startTestSidecar, type TestSidecar } from '../support/sidecar.js';
+
+const SECRET = 'webhook-shared-secret';
+
+function secretFile(): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'sidecar-hook-')), 'secret');
+  writeFileSync(file, `${SECRET}\n`);
+  return file;
+}
+
+const sign = (body: string, secret = SECRET) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+
+/** A flat kwargs fixture line as Hermes' outbound webhook delivers it. */
+function asDelivery(line: Record<string, unknown>): Record<string, unknown> {
+  const { event, observed_at: observedAt, tool_name: toolName, args, session_id: sessionId, ...extra } = line;
+  return {
+    hook_event_name: event,
+    profile: 'default',
+    tool_name: toolName ?? null,
+    tool_input: args ?? null,
+    session_id: sessionId ?? null,
+    cwd: '/home/user/project',
+    extra,
+    delivery_id: randomUUID(),
+    timestamp: new Date((observedAt as number) * 1000).toISOString(),
+  };
+}
+
+async function deliver(harness: TestSidecar, delivery: object, signature?: string) {
+  const body = JSON.stringify(delivery);
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', 'X-Hermes-Event': String((delivery as { hook_event_name?: string }).hook_event_name) };
+  if (signature !== null) headers['X-Hermes-Signature-256'] = signature ?? sign(body);
+  return harness.ingest.post('/v1/hooks').set(headers).send(body);
+}
+
+const toolDelivery = () => asDelivery({ event: 'post_tool_call', observed_at: 1000, tool_name: 'terminal', args: { command: 'ls' }, status: 'ok', duration_ms: 20, tool_call_id: 'c1' });
+
+describe('signature', () => {
+  it('accepts a valid signature and counts the event as source="webhook"', async () => {
+    const harness = startTestSidecar({ 'webhook.secret-file': secretFile() });
+    const response = await deliver(harness, toolDelivery());
+    expect(response.status).toBe(202);
+    expect(response.body).toEqual({ accepted: 1, rejected: 0, errors: [] });
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(1);
+    expect(samples.get(series('hermes_sidecar_events_received_total', { source: 'webhook', event: 'post_tool_call' }))).toBe(1);
+    expect(samples.get(series('hermes_sidecar_ingest_requests_total', { route: '/v1/hooks', code: '202' }))).toBe(1);
+  });
+
+  it('answers 403 to a wrong signature and 401 to a missing one, applying nothing', async () => {
+    const harness = startTestSidecar({ 'webhook.secret-file': secretFile() });
+    const delivery = toolDelivery();
+    const wrongSecret = await deliver(harness, delivery, sign(JSON.stringify(delivery), 'not-the-secret'));
+    const malformed = await deliver(harness, delivery, 'sha1=abcdef');
+    const tampered = await deliver(harness, { ...delivery, extra: { status: 'error' } }, sign(JSON.stringify(delivery)));
+    const missing = await deliver(harness, delivery, null as unknown as string);
+    expect([wrongSecret.status, malformed.status, tampered.status, missing.status]).toEqual([403, 403, 403, 401]);
+    expect(wrongSecret.body.error).toBe('bad_signature');
+    expect(missing.body.error).toBe('signature_missing');
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBeUndefined();
+    expect(samples.get(series('hermes_sidecar_events_rejected_total', { reason: 'bad_signature' }))).toBe(4);
+  });
+
+  it('is disabled (404) when no secret is configured', async () => {
+    const harness = startTestSidecar();
+    const response = await deliver(harness, toolDelivery());
+    expect(response.status).toBe(404);
+    expect(response.body.error).toBe('webhooks_disabled');
+  });
+
+  it('answers 400 to a signed body that is not a delivery, 415 to a non-JSON content type', async () => {
+    const harness = startTestSidecar({ 'webhook.secret-file': secretFile() });
+    const notJson = 'not json';
+    const bad = await harness.ingest.post('/v1/hooks').set({ 'Content-Type': 'application/json', 'X-Hermes-Signature-256': sign(notJson) }).send(notJson);
+    expect(bad.status).toBe(400);
+    const noName = JSON.stringify({ extra: {} });
+    const shape = await harness.ingest.post('/v1/hooks').set({ 'Content-Type': 'application/json', 'X-Hermes-Signature-256': sign(noName) }).send(noName);
+    expect(shape.status).toBe(400);
+    const text = await harness.ingest.post('/v1/hooks').set({ 'Content-Type': 'text/plain', 'X-Hermes-Signature-256': sign('x') }).send('x');
+    expect(text.status).toBe(415);
+  });
+});
+
+describe('replays', () => {
+  it('applies a replayed delivery_id once and counts the duplicate', async () => {
+    const harness = startTestSidecar({ 'webhook.secret-file': secretFile(), 'webhook.dedupe-window': '2' });
+    const first = toolDelivery();
+    expect((await deliver(harness, first)).body).toEqual({ accepted: 1, rejected: 0, errors: [] });
+    expect((await deliver(harness, first)).body).toEqual({ accepted: 0, rejected: 0, errors: [], duplicate: true });
+    // the window holds two ids: after two newer deliveries the first is forgotten
+    await deliver(harness, toolDelivery());
+    await deliver(harness, toolDelivery());
+    expect((await deliver(harness, first)).body.accepted).toBe(1);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(4);
+    expect(samples.get('hermes_sidecar_events_duplicate_total')).toBe(1);
+  });
+});
+
+describe('same logical events as the plugin path', () => {
+  it('gives identical agent metrics for the fixture conversation', async () => {
+    const prefixes = ['hermes_api_', 'hermes_tokens_', 'hermes_turn', 'hermes_tool_', 'hermes_approval', 'hermes_session', 'hermes_subagent', 'hermes_agent_', 'hermes_memory_'];
+    const lines = readJsonl('conversation.jsonl');
+    const plugin = startTestSidecar();
+    await plugin.postNdjson(lines);
+    const webhook = startTestSidecar({ 'webhook.secret-file': secretFile() });
+    for (const line of lines) expect((await deliver(webhook, asDelivery(line))).status).toBe(202);
+    const expected = Object.fromEntries(samplesOf(new Map(await plugin.samples()), ...prefixes));
+    expect(Object.keys(expected).length).toBeGreaterThan(100);
+    expect(Object.fromEntries(samplesOf(new Map(await webhook.samples()), ...prefixes))).toEqual(expected);
+  });
+});
