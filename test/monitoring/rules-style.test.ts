@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runbookBaseUrl, selector } from '../../monitoring/config.js';
-import { alertRules, alertRuleTests, readRepoFile, recordingRules } from './bundle.js';
+import { alertRules, alertRuleTests, loadDashboards, readRepoFile, recordingRules, visualPanels } from './bundle.js';
 import { vectorSelectors } from './promql.js';
 
 const SEVERITIES = ['critical', 'warning', 'info'];
@@ -67,6 +67,21 @@ describe('alerting rules', () => {
   it('has a runbook section for every alert', () => {
     const anchors = runbookAnchors();
     expect(alertNames.filter((name) => !anchors.has(name.toLowerCase()))).toEqual([]);
+  });
+
+  it('points the runbook only at dashboards and panels that exist', () => {
+    const dashboards = loadDashboards();
+    const known = new Set([
+      ...dashboards.map(({ json }) => json.title),
+      ...dashboards.flatMap(({ json }) => visualPanels(json).map((panel) => panel.title)),
+    ]);
+    // Panels are cited in italics, optionally after the dashboard: *Agent overview → Panel*.
+    const withoutCode = readRepoFile('docs/runbook.md').replace(/`[^`]*`/g, '');
+    const cited = [...withoutCode.matchAll(/(?<!\*)\*([^*]+)\*(?!\*)/g)].map(
+      ([, text = '']) => text.split('→').pop()?.replace(/\s+/g, ' ').trim() ?? '',
+    );
+    expect(cited.length).toBeGreaterThan(20);
+    expect(cited.filter((title) => !known.has(title))).toEqual([]);
   });
 
   it('has a runbook section only for alerts that exist', () => {

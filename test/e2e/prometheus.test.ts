@@ -1,0 +1,141 @@
+/**
+ * Real Prometheus end to end: the sidecar binary, the traffic generator and Debian's prometheus
+ * with the shipped rules. Through Prometheus' HTTP API, every dashboard panel query and every
+ * recording rule parses and returns data, every rule group is healthy, and the critical API
+ * error-ratio alert goes pending when the generator injects a burst of errors.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { sendTraffic, TrafficModel } from '../../tools/traffic.js';
+import { startSidecarProcess, type SidecarProcess } from '../support/process.js';
+import { RULES_DIR, ruleFiles, startPrometheus, type RunningPrometheus } from '../support/prometheus.js';
+import { prometheus as prometheusTool } from '../support/tools.js';
+
+const tool = prometheusTool();
+const DASHBOARDS = ['hermes-agent-overview.json', 'hermes-sidecar-health.json'];
+
+/** Grafana variables as a dashboard with every value selected would send them. */
+function substitute(expr: string): string {
+  return expr
+    .replaceAll('$__rate_interval', '1m')
+    .replaceAll('$__interval', '5s')
+    .replaceAll('$job', 'hermes-sidecar')
+    .replaceAll('$instance', '.+')
+    .replaceAll('$provider', '.+')
+    .replaceAll('$model', '.+');
+}
+
+interface Panel {
+  title?: string;
+  targets?: { expr?: string }[];
+  panels?: Panel[];
+}
+
+function panelQueries(): { panel: string; expr: string }[] {
+  const queries: { panel: string; expr: string }[] = [];
+  const walk = (panels: Panel[], dashboard: string) => {
+    for (const panel of panels) {
+      for (const target of panel.targets ?? []) {
+        if (target.expr !== undefined) queries.push({ panel: `${dashboard}: ${panel.title ?? '?'}`, expr: substitute(target.expr) });
+      }
+      walk(panel.panels ?? [], dashboard);
+    }
+  };
+  for (const file of DASHBOARDS) {
+    const dashboard = JSON.parse(readFileSync(new URL(`../../dashboards/${file}`, import.meta.url), 'utf8')) as { panels: Panel[] };
+    walk(dashboard.panels, file);
+  }
+  return queries;
+}
+
+function recordingRules(): string[] {
+  const names: string[] = [];
+  for (const file of ruleFiles()) {
+    const doc = parseYaml(readFileSync(file, 'utf8')) as { groups: { rules: { record?: string }[] }[] };
+    for (const group of doc.groups) for (const rule of group.rules) if (rule.record !== undefined) names.push(rule.record);
+  }
+  return names;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.skipIf(tool.path === undefined)(`real Prometheus end to end${tool.skipReason ? ` (${tool.skipReason})` : ''}`, () => {
+  let sidecar: SidecarProcess;
+  let prometheus: RunningPrometheus;
+  const model = new TrafficModel({ seed: 7, agents: 6, errorRate: 0.05, faults: true });
+  const traffic = new AbortController();
+  let sending: Promise<void>;
+
+  beforeAll(async () => {
+    const configDir = mkdtempSync(join(tmpdir(), 'sidecar-e2e-'));
+    // A small tool cap so the generator's tool-name churn trips the cardinality guard.
+    writeFileSync(join(configDir, 'config.yaml'), 'labels:\n  tool:\n    cap: 10\n');
+    sidecar = await startSidecarProcess([`--config.file=${join(configDir, 'config.yaml')}`, '--correlator.span-ttl=2', '--correlator.sweep-interval=1']);
+    sending = sendTraffic({ url: `${sidecar.ingest}/v1/events`, model, rate: 600, batchSize: 60, signal: traffic.signal });
+    prometheus = await startPrometheus(tool.path ?? 'prometheus', new URL(sidecar.web).host);
+    // Enough scrapes and rule evaluations for every rate() window to hold two samples.
+    for (let waited = 0; waited < 30; waited += 1) {
+      const up = await prometheus.query('up{job="hermes-sidecar"} == 1');
+      const rules = await prometheus.query('provider_model:hermes_api_requests:rate5m');
+      if ((up.data?.result.length ?? 0) > 0 && (rules.data?.result.length ?? 0) > 0) break;
+      await sleep(1000);
+    }
+    await sleep(4000);
+  }, 60_000);
+
+  afterAll(async () => {
+    traffic.abort();
+    await sending;
+    await prometheus?.stop();
+    await sidecar?.stop();
+  });
+
+  it('answers every dashboard panel query with data', async () => {
+    const queries = panelQueries();
+    expect(queries.length).toBeGreaterThan(50);
+    const failures: string[] = [];
+    for (const { panel, expr } of queries) {
+      const answer = await prometheus.query(expr);
+      if (answer.status !== 'success') failures.push(`${panel}: ${answer.error ?? 'error'} in ${expr}`);
+      else if ((answer.data?.result.length ?? 0) === 0) failures.push(`${panel}: no data for ${expr}`);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it('answers every recording rule with data', async () => {
+    const names = recordingRules();
+    expect(names.length).toBeGreaterThan(10);
+    const empty: string[] = [];
+    for (const name of names) if (((await prometheus.query(name)).data?.result.length ?? 0) === 0) empty.push(name);
+    expect(empty).toEqual([]);
+  });
+
+  it('evaluates every rule group without errors', async () => {
+    const body = (await (await fetch(`${prometheus.url}/api/v1/rules`)).json()) as {
+      data: { groups: { name: string; file: string; rules: { name: string; health: string; lastError?: string }[] }[] };
+    };
+    const files = new Set(body.data.groups.map((group) => group.file.replace(RULES_DIR, '')));
+    expect([...files].sort()).toEqual(ruleFiles().map((file) => file.replace(RULES_DIR, '')).sort());
+    const unhealthy = body.data.groups.flatMap((group) =>
+      group.rules.filter((rule) => rule.health !== 'ok').map((rule) => `${group.name}/${rule.name}: ${rule.health} ${rule.lastError ?? ''}`),
+    );
+    expect(unhealthy).toEqual([]);
+  });
+
+  it('takes the API error-ratio alert to pending when errors burst', async () => {
+    model.setErrorRate(0.95);
+    let state: string | undefined;
+    for (let waited = 0; waited < 40 && state === undefined; waited += 1) {
+      await sleep(1000);
+      const body = (await (await fetch(`${prometheus.url}/api/v1/alerts`)).json()) as {
+        data: { alerts: { labels: Record<string, string>; state: string }[] };
+      };
+      state = body.data.alerts.find((alert) => alert.labels.alertname === 'HermesApiErrorRatioHigh' && alert.labels.severity === 'critical')?.state;
+    }
+    model.setErrorRate(0.05);
+    expect(['pending', 'firing']).toContain(state);
+  }, 60_000);
+});
