@@ -10,7 +10,9 @@ import { ERRORS } from './errors.js';
 import { mountHooksRoute } from './http/hooks.js';
 import { createIngestApp, type IngestAppOptions } from './http/ingest.js';
 import { createWebApp } from './http/web.js';
-import { LabelGuard } from './metrics/labels.js';
+import { MAPPED_EVENTS } from './contract/hooks.js';
+import { LabelGuard, OPEN_LABELS } from './metrics/labels.js';
+import { DROP_REASONS } from './metrics/recorders/delivery.js';
 import { createRecorders, type Sweepable } from './metrics/recorders/index.js';
 import { createMetricsRegistry, type Metrics, type MetricsRegistry } from './metrics/registry.js';
 import { Dispatcher } from './pipeline/dispatcher.js';
@@ -44,8 +46,8 @@ export interface Sidecar {
 }
 
 /**
- * Closed-set self-metric series start at 0, so rate() and increase() see the first refusal
- * instead of a series that appears out of nowhere.
+ * Closed-set self-metric and delivery series start at 0, so rate() and increase() see the first
+ * refusal or drop instead of a series that appears out of nowhere.
  */
 function zeroSelfMetrics(metrics: Metrics): void {
   for (const reason of new Set(Object.values(ERRORS).map((error) => error.rejected))) {
@@ -56,6 +58,11 @@ function zeroSelfMetrics(metrics: Metrics): void {
   for (const kind of ['api', 'tool', 'turn', 'approval', 'subagent']) metrics.orphanedSpans.inc({ kind }, 0);
   for (const table of ['plugin_instances', 'sessions']) metrics.stateEvictions.inc({ table }, 0);
   for (const stage of ['collect', 'render']) metrics.scrapeErrors.inc({ stage }, 0);
+  for (const label of OPEN_LABELS) metrics.labelOverflow.inc({ label }, 0);
+  for (const hook of MAPPED_EVENTS) {
+    if (hook === 'plugin_heartbeat') continue;
+    for (const reason of DROP_REASONS) metrics.pluginCallbacksDropped.inc({ hook, reason }, 0);
+  }
 }
 
 export const systemClock: Clock = () => Date.now() / 1000;

@@ -18,10 +18,6 @@ async function runSidecar(argv: readonly string[]): Promise<void> {
 
   const web = await listen(sidecar.webApp, config.web.listen);
   const ingest = await listen(sidecar.ingestApp, config.ingest.listen);
-  logger.info(
-    { web: boundAddress(web), ingest: boundAddress(ingest), telemetry_path: config.web.telemetryPath, version: VERSION },
-    'listening',
-  );
   const sweeper = setInterval(() => sidecar.sweep(), config.correlator.sweepIntervalSeconds * 1000);
   sweeper.unref();
 
@@ -39,6 +35,11 @@ async function runSidecar(argv: readonly string[]): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  // Logged last: whoever waits for this line may signal the process at once.
+  logger.info(
+    { web: boundAddress(web), ingest: boundAddress(ingest), telemetry_path: config.web.telemetryPath, version: VERSION },
+    'listening',
+  );
 }
 
 async function main(argv: readonly string[]): Promise<number | undefined> {

@@ -24,7 +24,8 @@ export function startSidecarProcess(args: string[] = [], env: NodeJS.ProcessEnv 
   const logs: Record<string, unknown>[] = [];
   let stderr = '';
   let buffered = '';
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close' comes after stdout and stderr ended, so the last log lines are in by then.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString('utf8');
   });

@@ -4,13 +4,14 @@ import type { DropDelta } from '../../pipeline/instances.js';
 import { closedLabel } from '../labels.js';
 import type { Metrics } from '../registry.js';
 
-const DROP_REASONS: ReadonlySet<string> = new Set([
+export const DROP_REASONS: readonly string[] = [
   'queue_full',
   'serialize_error',
   'callback_error',
   'send_failed',
   'shutdown',
-]);
+];
+const KNOWN_DROP_REASONS: ReadonlySet<string> = new Set(DROP_REASONS);
 
 export class DeliveryRecorder {
   constructor(private readonly metrics: Metrics) {}
@@ -18,7 +19,7 @@ export class DeliveryRecorder {
   dropped(deltas: readonly DropDelta[]): void {
     for (const { hook, reason, delta } of deltas) {
       this.metrics.pluginCallbacksDropped.inc(
-        { hook: eventLabel(hook), reason: closedLabel(DROP_REASONS, reason) },
+        { hook: eventLabel(hook), reason: closedLabel(KNOWN_DROP_REASONS, reason) },
         delta,
       );
     }

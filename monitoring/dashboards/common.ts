@@ -1,0 +1,332 @@
+/**
+ * Dashboard building blocks on top of @grafana/grafana-foundation-sdk.
+ *
+ * Panels are declared as plain data (PanelSpec) and turned into SDK builders here, so every
+ * panel gets the same datasource variable, legend, tooltip and id scheme, and the dashboard
+ * files stay short enough to read as a list of questions an on-call engineer asks.
+ */
+import * as common from '@grafana/grafana-foundation-sdk/common';
+import type { Builder, Dataquery } from '@grafana/grafana-foundation-sdk/cog';
+import {
+  DashboardBuilder,
+  DashboardCursorSync,
+  DashboardLinkBuilder,
+  DashboardLinkType,
+  DatasourceVariableBuilder,
+  MappingType,
+  QueryVariableBuilder,
+  RowBuilder,
+  VariableRefresh,
+  VariableSort,
+  type Dashboard,
+  type DataSourceRef,
+  type Panel,
+  type ValueMapping,
+  type VariableModel,
+} from '@grafana/grafana-foundation-sdk/dashboard';
+import { PanelBuilder as BarGaugePanelBuilder } from '@grafana/grafana-foundation-sdk/bargauge';
+import { DataqueryBuilder } from '@grafana/grafana-foundation-sdk/prometheus';
+import { PanelBuilder as StatPanelBuilder } from '@grafana/grafana-foundation-sdk/stat';
+import { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries';
+import { grafana, jobName } from '../config.js';
+import { series } from '../promql.js';
+
+/** Every panel and query reads from the data source the viewer picked; no uid is hard-coded. */
+export const DATASOURCE: DataSourceRef = { type: 'prometheus', uid: '${datasource}' };
+
+/** The job/instance selection every dashboard query applies. */
+export const SELECTION = ['job=~"$job"', 'instance=~"$instance"'] as const;
+
+/** Grafana's window for rate(): at least four scrape intervals, so it never comes out empty. */
+export const RATE_INTERVAL = '$__rate_interval';
+
+/** A series of the selected sidecars: `name{job=~"$job", instance=~"$instance", ...extra}`. */
+export function selected(name: string, ...extra: readonly string[]): string {
+  return series(name, ...SELECTION, ...extra);
+}
+
+/** `rate(name{selection}[$__rate_interval])` */
+export function rateOf(name: string, ...extra: readonly string[]): string {
+  return `rate(${selected(name, ...extra)}[${RATE_INTERVAL}])`;
+}
+
+/** `sum by (labels) (inner)`; a bare `sum(inner)` when no label is kept. */
+export function sumBy(labels: readonly string[], inner: string): string {
+  return labels.length === 0 ? `sum(${inner})` : `sum by (${labels.join(', ')}) (${inner})`;
+}
+
+/** Quantile of a catalogue histogram over the selected sidecars, split by `labels`. */
+export function quantileOf(
+  quantile: number,
+  histogram: string,
+  labels: readonly string[],
+  ...extra: readonly string[]
+): string {
+  return `histogram_quantile(${quantile}, ${sumBy(['le', ...labels], rateOf(`${histogram}_bucket`, ...extra))})`;
+}
+
+export interface Query {
+  readonly expr: string;
+  readonly legend: string;
+  /** Instant queries suit "right now" stats; range is the default. */
+  readonly instant?: boolean;
+}
+
+interface PanelBase {
+  readonly title: string;
+  readonly description: string;
+  readonly unit: string;
+  readonly queries: readonly Query[];
+  readonly width?: number;
+  readonly height?: number;
+  readonly min?: number;
+  readonly max?: number;
+}
+
+export interface TimeseriesSpec extends PanelBase {
+  readonly kind: 'timeseries';
+  readonly stacked?: boolean;
+}
+
+export interface StatSpec extends PanelBase {
+  readonly kind: 'stat';
+  /** `name` shows the legend instead of the value (build info). */
+  readonly show?: 'value' | 'name';
+  readonly mappings?: readonly ValueMapping[];
+}
+
+export interface BarGaugeSpec extends PanelBase {
+  readonly kind: 'bargauge';
+}
+
+export type PanelSpec = TimeseriesSpec | StatSpec | BarGaugeSpec;
+
+export interface RowSpec {
+  readonly title: string;
+  readonly panels: readonly PanelSpec[];
+}
+
+export function timeseries(spec: Omit<TimeseriesSpec, 'kind'>): TimeseriesSpec {
+  return { kind: 'timeseries', ...spec };
+}
+
+export function stat(spec: Omit<StatSpec, 'kind'>): StatSpec {
+  return { kind: 'stat', ...spec };
+}
+
+export function bargauge(spec: Omit<BarGaugeSpec, 'kind'>): BarGaugeSpec {
+  return { kind: 'bargauge', ...spec };
+}
+
+/** Value mapping for 0/1 health series such as `up`. */
+export function upDownMapping(): ValueMapping {
+  return {
+    type: MappingType.ValueToText,
+    options: {
+      '0': { text: 'DOWN', color: 'red', index: 0 },
+      '1': { text: 'UP', color: 'green', index: 1 },
+    },
+  };
+}
+
+const DEFAULT_WIDTH = 8;
+const DEFAULT_HEIGHT = 8;
+const STAT_HEIGHT = 4;
+
+function refId(index: number): string {
+  return String.fromCharCode('A'.charCodeAt(0) + index);
+}
+
+function target(query: Query, index: number): DataqueryBuilder {
+  const builder = new DataqueryBuilder()
+    .refId(refId(index))
+    .datasource(DATASOURCE)
+    .expr(query.expr)
+    .legendFormat(query.legend);
+  return query.instant === true ? builder.instant() : builder.range();
+}
+
+/** Settings shared by every panel kind (their builders share these method names). */
+function applyCommon<
+  B extends {
+    id(id: number): B;
+    title(title: string): B;
+    description(description: string): B;
+    unit(unit: string): B;
+    datasource(ref: DataSourceRef): B;
+    span(width: number): B;
+    height(height: number): B;
+    min(min: number): B;
+    max(max: number): B;
+    withTarget(target: Builder<Dataquery>): B;
+  },
+>(builder: B, spec: PanelSpec, id: number, defaultHeight: number): B {
+  let panel = builder
+    .id(id)
+    .title(spec.title)
+    .description(spec.description)
+    .unit(spec.unit)
+    .datasource(DATASOURCE)
+    .span(spec.width ?? DEFAULT_WIDTH)
+    .height(spec.height ?? defaultHeight);
+  if (spec.min !== undefined) panel = panel.min(spec.min);
+  if (spec.max !== undefined) panel = panel.max(spec.max);
+  spec.queries.forEach((query, index) => {
+    panel = panel.withTarget(target(query, index));
+  });
+  return panel;
+}
+
+function timeseriesPanel(spec: TimeseriesSpec, id: number): Builder<Panel> {
+  const panel = applyCommon(new TimeseriesPanelBuilder(), spec, id, DEFAULT_HEIGHT)
+    .legend(
+      new common.VizLegendOptionsBuilder()
+        .showLegend(true)
+        .displayMode(common.LegendDisplayMode.List)
+        .placement(common.LegendPlacement.Bottom),
+    )
+    .tooltip(
+      new common.VizTooltipOptionsBuilder()
+        .mode(common.TooltipDisplayMode.Multi)
+        .sort(common.SortOrder.Descending),
+    )
+    .lineWidth(1)
+    .fillOpacity(spec.stacked === true ? 30 : 10);
+  return spec.stacked === true
+    ? panel.stacking(new common.StackingConfigBuilder().mode(common.StackingMode.Normal))
+    : panel;
+}
+
+function lastValue(): common.ReduceDataOptionsBuilder {
+  return new common.ReduceDataOptionsBuilder().calcs(['lastNotNull']).values(false);
+}
+
+function statPanel(spec: StatSpec, id: number): Builder<Panel> {
+  const panel = applyCommon(new StatPanelBuilder(), spec, id, STAT_HEIGHT)
+    .reduceOptions(lastValue())
+    .graphMode(spec.show === 'name' ? common.BigValueGraphMode.None : common.BigValueGraphMode.Area)
+    .colorMode(common.BigValueColorMode.Value)
+    .textMode(spec.show === 'name' ? common.BigValueTextMode.Name : common.BigValueTextMode.Value);
+  return spec.mappings === undefined ? panel : panel.mappings([...spec.mappings]);
+}
+
+function barGaugePanel(spec: BarGaugeSpec, id: number): Builder<Panel> {
+  return applyCommon(new BarGaugePanelBuilder(), spec, id, DEFAULT_HEIGHT)
+    // The mean over the dashboard's time range ranks the bars, not one noisy last point.
+    .reduceOptions(new common.ReduceDataOptionsBuilder().calcs(['mean']).values(false))
+    .displayMode(common.BarGaugeDisplayMode.Gradient)
+    .orientation(common.VizOrientation.Horizontal);
+}
+
+function panelBuilder(spec: PanelSpec, id: number): Builder<Panel> {
+  switch (spec.kind) {
+    case 'timeseries':
+      return timeseriesPanel(spec, id);
+    case 'stat':
+      return statPanel(spec, id);
+    case 'bargauge':
+      return barGaugePanel(spec, id);
+  }
+}
+
+/* ---------------------------------------------------------------- variables */
+
+export function datasourceVariable(): Builder<VariableModel> {
+  return new DatasourceVariableBuilder('datasource').label('Data source').type('prometheus');
+}
+
+/**
+ * A multi-select label_values variable with "All" = `.+` (dashboard-linter's job/instance rule),
+ * refreshed with the time range so recently appeared values show up.
+ */
+function labelValuesVariable(
+  name: string,
+  label: string,
+  query: string,
+  defaultValue?: string,
+): Builder<VariableModel> {
+  const variable = new QueryVariableBuilder(name)
+    .label(label)
+    .datasource(DATASOURCE)
+    .query(query)
+    .definition(query)
+    .multi(true)
+    .includeAll(true)
+    .allValue('.+')
+    .refresh(VariableRefresh.OnTimeRangeChanged)
+    .sort(VariableSort.AlphabeticalAsc);
+  // Multi-select variables keep their selection as arrays.
+  const selection = defaultValue === undefined ? { text: ['All'], value: ['$__all'] } : { text: [defaultValue], value: [defaultValue] };
+  return variable.current({ ...selection, selected: true });
+}
+
+/** Jobs exposing the sidecar's build info; the configured job is preselected. */
+export function jobVariable(): Builder<VariableModel> {
+  return labelValuesVariable('job', 'Job', 'label_values(hermes_sidecar_build_info, job)', jobName);
+}
+
+export function instanceVariable(): Builder<VariableModel> {
+  return labelValuesVariable(
+    'instance',
+    'Instance',
+    'label_values(hermes_sidecar_build_info{job=~"$job"}, instance)',
+  );
+}
+
+export function providerVariable(): Builder<VariableModel> {
+  return labelValuesVariable(
+    'provider',
+    'Provider',
+    `label_values(${selected('hermes_api_requests_total')}, provider)`,
+  );
+}
+
+export function modelVariable(): Builder<VariableModel> {
+  return labelValuesVariable(
+    'model',
+    'Model',
+    `label_values(${selected('hermes_api_requests_total', 'provider=~"$provider"')}, model)`,
+  );
+}
+
+/* ---------------------------------------------------------------- dashboard */
+
+export interface DashboardSpec {
+  readonly uid: string;
+  readonly title: string;
+  readonly description: string;
+  readonly variables: readonly Builder<VariableModel>[];
+  readonly rows: readonly RowSpec[];
+}
+
+/** Links to the other Hermes dashboards, keeping the time range and variables. */
+function hermesDashboardsLink(): DashboardLinkBuilder {
+  return new DashboardLinkBuilder('Hermes dashboards')
+    .type(DashboardLinkType.Dashboards)
+    .tags([grafana.tags[0]])
+    .asDropdown(true)
+    .includeVars(true)
+    .keepTime(true)
+    .targetBlank(false);
+}
+
+/** Builds the dashboard; panel and row ids are numbered in layout order, starting at 1. */
+export function buildDashboard(spec: DashboardSpec): Dashboard {
+  const dashboard = new DashboardBuilder(spec.title)
+    .uid(spec.uid)
+    .description(spec.description)
+    .tags([...grafana.tags])
+    .editable()
+    .tooltip(DashboardCursorSync.Crosshair)
+    .time({ from: 'now-3h', to: 'now' })
+    .timezone('browser')
+    .refresh('1m')
+    .link(hermesDashboardsLink())
+    .variables([...spec.variables]);
+  let nextId = 1;
+  for (const row of spec.rows) {
+    dashboard.withRow(new RowBuilder(row.title).id(nextId++));
+    for (const panel of row.panels) dashboard.withPanel(panelBuilder(panel, nextId++));
+  }
+  return dashboard.build();
+}

@@ -1,0 +1,302 @@
+/**
+ * "Hermes sidecar health": is the pipeline from Hermes to Prometheus complete?
+ *
+ * Delivery health first (every lost or dropped event is a data-loss incident, not a no-op),
+ * then ingest and queue saturation (USE), then the sidecar process itself.
+ */
+import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
+import {
+  buildDashboard,
+  datasourceVariable,
+  instanceVariable,
+  jobVariable,
+  quantileOf,
+  rateOf,
+  selected,
+  stat,
+  sumBy,
+  timeseries,
+  upDownMapping,
+  type RowSpec,
+} from './common.js';
+
+export const SIDECAR_HEALTH_UID = 'hermes-sidecar-health';
+
+/** Seconds since a timestamp gauge moved; `max` picks the freshest selected sidecar. */
+function ageOf(timestampGauge: string): string {
+  return `time() - max(${selected(timestampGauge)})`;
+}
+
+const status: RowSpec = {
+  title: 'Status',
+  panels: [
+    stat({
+      title: 'Scrape status',
+      description: 'Whether Prometheus scrapes every selected sidecar (the lowest "up" value); DOWN means metrics and alerts are blind.',
+      unit: 'none',
+      width: 3,
+      mappings: [upDownMapping()],
+      queries: [{ expr: `min(${selected('up')})`, legend: 'up' }],
+    }),
+    stat({
+      title: 'Build',
+      description: 'Sidecar version and Node.js version of the selected sidecars.',
+      unit: 'none',
+      width: 5,
+      show: 'name',
+      queries: [
+        {
+          expr: selected('hermes_sidecar_build_info'),
+          legend: '{{version}} (node {{node_version}})',
+          instant: true,
+        },
+      ],
+    }),
+    stat({
+      title: 'Time since last event',
+      description: 'Seconds since the newest event was applied. Hermes idles between turns, so compare with plugin heartbeats before worrying.',
+      unit: 's',
+      width: 3,
+      queries: [{ expr: ageOf('hermes_sidecar_last_event_timestamp_seconds'), legend: 'age' }],
+    }),
+    stat({
+      title: 'Plugin last seen',
+      description: 'Seconds since the newest heartbeat or event from any bridge plugin instance.',
+      unit: 's',
+      width: 3,
+      queries: [{ expr: ageOf('hermes_plugin_last_seen_timestamp_seconds'), legend: 'age' }],
+    }),
+    stat({
+      title: 'Live plugin instances',
+      description: 'Bridge plugin instances with a heartbeat within three intervals.',
+      unit: 'short',
+      width: 2,
+      queries: [{ expr: sumBy([], selected('hermes_plugin_instances', 'state="live"')), legend: 'live' }],
+    }),
+    stat({
+      title: 'Live series',
+      description: 'Live series across agent metrics; compare with the configured caps and the scrape sample_limit.',
+      unit: 'short',
+      width: 3,
+      queries: [{ expr: sumBy([], selected('hermes_sidecar_series')), legend: 'series' }],
+    }),
+    stat({
+      title: 'Queue fill',
+      description: 'Ingest queue depth as a share of its capacity; at 100 % batches are refused with 429/503.',
+      unit: 'percentunit',
+      width: 2,
+      min: 0,
+      max: 1,
+      queries: [
+        {
+          expr: `${sumBy([], selected('hermes_sidecar_queue_depth'))} / (${sumBy([], selected('hermes_sidecar_queue_capacity'))} > 0)`,
+          legend: 'fill',
+        },
+      ],
+    }),
+    stat({
+      title: 'Scrape errors',
+      description: 'Failures per second while rendering /metrics (a collector that threw, or a failed render answered with 500).',
+      unit: 'cps',
+      width: 3,
+      queries: [{ expr: sumBy([], rateOf('hermes_sidecar_scrape_errors_total')), legend: 'errors' }],
+    }),
+  ],
+};
+
+const delivery: RowSpec = {
+  title: 'Delivery health',
+  panels: [
+    timeseries({
+      title: 'Dropped callbacks by hook and reason',
+      description: 'Hook callbacks the bridge plugin dropped inside Hermes (from its heartbeats). Every drop is an event missing from the agent metrics.',
+      unit: 'cps',
+      min: 0,
+      queries: [
+        {
+          expr: sumBy(['hook', 'reason'], rateOf('hermes_plugin_callbacks_dropped_total')),
+          legend: '{{hook}} {{reason}}',
+        },
+      ],
+    }),
+    timeseries({
+      title: 'Lost and duplicate events',
+      description: 'Lost: gaps in plugin sequence numbers (events that left Hermes and never arrived). Duplicate: retried batches, applied once.',
+      unit: 'cps',
+      min: 0,
+      queries: [
+        { expr: sumBy([], rateOf('hermes_sidecar_events_lost_total')), legend: 'lost' },
+        { expr: sumBy([], rateOf('hermes_sidecar_events_duplicate_total')), legend: 'duplicate' },
+      ],
+    }),
+    timeseries({
+      title: 'Orphaned spans by kind',
+      description: 'Started operations whose terminal event never came within the span TTL (or were evicted from a full map).',
+      unit: 'cps',
+      min: 0,
+      queries: [{ expr: sumBy(['kind'], rateOf('hermes_sidecar_orphaned_spans_total')), legend: '{{kind}}' }],
+    }),
+    timeseries({
+      title: 'Rejected events by reason',
+      description: 'Events or requests refused at the edge (invalid JSON, unauthorized, too large, ...).',
+      unit: 'cps',
+      min: 0,
+      queries: [{ expr: sumBy(['reason'], rateOf('hermes_sidecar_events_rejected_total')), legend: '{{reason}}' }],
+    }),
+    timeseries({
+      title: 'Dropped events by reason',
+      description: 'Events refused for lack of capacity or during shutdown; the sender was told to retry.',
+      unit: 'cps',
+      min: 0,
+      queries: [{ expr: sumBy(['reason'], rateOf('hermes_sidecar_events_dropped_total')), legend: '{{reason}}' }],
+    }),
+    timeseries({
+      title: 'Ignored events by event',
+      description: 'Valid events without a metric mapping (for example streaming hooks); expected, but a new name here may be a new Hermes hook.',
+      unit: 'cps',
+      min: 0,
+      queries: [{ expr: sumBy(['event'], rateOf('hermes_sidecar_events_ignored_total')), legend: '{{event}}' }],
+    }),
+    timeseries({
+      title: 'Label overflow by label',
+      description: 'Label values folded into "other" by the cardinality guard, per label; raise the cap or add an allow-list.',
+      unit: 'cps',
+      min: 0,
+      queries: [{ expr: sumBy(['label'], rateOf('hermes_sidecar_label_overflow_total')), legend: '{{label}}' }],
+    }),
+    timeseries({
+      title: 'Plugin instances by state',
+      description: 'Bridge plugin instances seen: live (heartbeat within three intervals) or stale.',
+      unit: 'short',
+      min: 0,
+      queries: [{ expr: sumBy(['state'], selected('hermes_plugin_instances')), legend: '{{state}}' }],
+    }),
+    timeseries({
+      title: 'Time since last event and plugin heartbeat',
+      description: 'Seconds since the newest applied event and since the newest plugin heartbeat or event, per sidecar.',
+      unit: 's',
+      min: 0,
+      queries: [
+        {
+          expr: `time() - ${selected('hermes_sidecar_last_event_timestamp_seconds')}`,
+          legend: 'last event {{instance}}',
+        },
+        {
+          expr: `time() - ${selected('hermes_plugin_last_seen_timestamp_seconds')}`,
+          legend: 'plugin seen {{instance}}',
+        },
+      ],
+    }),
+  ],
+};
+
+const ingest: RowSpec = {
+  title: 'Ingest and queue',
+  panels: [
+    timeseries({
+      title: 'Events received by source and event',
+      description: 'Events accepted for processing per second, by source (plugin, webhook, file) and hook name.',
+      unit: 'cps',
+      width: 12,
+      min: 0,
+      stacked: true,
+      queries: [
+        { expr: sumBy(['source', 'event'], rateOf('hermes_sidecar_events_received_total')), legend: '{{source}} {{event}}' },
+      ],
+    }),
+    timeseries({
+      title: 'Ingest requests by code',
+      description: 'HTTP ingest requests per second by route and status code; 429/503 mean back-pressure, 401/403 a token or signature mismatch.',
+      unit: 'reqps',
+      width: 12,
+      min: 0,
+      queries: [
+        { expr: sumBy(['route', 'code'], rateOf('hermes_sidecar_ingest_requests_total')), legend: '{{route}} {{code}}' },
+      ],
+    }),
+    timeseries({
+      title: 'Batch size p50 / p95',
+      description: 'Events per ingest request; large batches mean the plugin is catching up.',
+      unit: 'short',
+      min: 0,
+      queries: [
+        { expr: quantileOf(0.5, 'hermes_sidecar_ingest_batch_events', []), legend: 'p50' },
+        { expr: quantileOf(0.95, 'hermes_sidecar_ingest_batch_events', []), legend: 'p95' },
+      ],
+    }),
+    timeseries({
+      title: 'Queue depth and capacity',
+      description: 'Batches waiting in the ingest queue against the configured bound, per sidecar.',
+      unit: 'short',
+      min: 0,
+      queries: [
+        { expr: selected('hermes_sidecar_queue_depth'), legend: 'depth {{instance}}' },
+        { expr: selected('hermes_sidecar_queue_capacity'), legend: 'capacity {{instance}}' },
+      ],
+    }),
+    timeseries({
+      title: 'State table evictions by table',
+      description: 'Entries evicted from a full state table before they expired (plugin instances, sessions, webhook deliveries); evictions weaken sequence tracking and deduplication.',
+      unit: 'cps',
+      min: 0,
+      queries: [{ expr: sumBy(['table'], rateOf('hermes_sidecar_state_evictions_total')), legend: '{{table}}' }],
+    }),
+  ],
+};
+
+const processRow: RowSpec = {
+  title: 'Process',
+  panels: [
+    timeseries({
+      title: 'CPU usage',
+      description: 'CPU time used per second (1 = one full core); the sidecar is single-threaded, so near 1 means saturation.',
+      unit: 'percentunit',
+      min: 0,
+      queries: [{ expr: rateOf('process_cpu_seconds_total'), legend: '{{instance}}' }],
+    }),
+    timeseries({
+      title: 'Memory',
+      description: 'Resident memory and V8 heap used.',
+      unit: 'bytes',
+      min: 0,
+      queries: [
+        { expr: selected('process_resident_memory_bytes'), legend: 'resident {{instance}}' },
+        { expr: selected('nodejs_heap_size_used_bytes'), legend: 'heap used {{instance}}' },
+      ],
+    }),
+    timeseries({
+      title: 'Event-loop lag p99',
+      description: 'p99 Node.js event-loop lag; sustained lag delays ingest and scrapes.',
+      unit: 's',
+      min: 0,
+      queries: [{ expr: selected('nodejs_eventloop_lag_p99_seconds'), legend: '{{instance}}' }],
+    }),
+    timeseries({
+      title: 'Live series',
+      description: 'Live series across agent metrics, per sidecar; the cardinality guard and series caps keep it bounded.',
+      unit: 'short',
+      min: 0,
+      width: 12,
+      queries: [{ expr: selected('hermes_sidecar_series'), legend: '{{instance}}' }],
+    }),
+    timeseries({
+      title: 'Scrape errors by stage',
+      description: '/metrics render failures per second: collect (a collector threw, the scrape is partial) or render (answered 500, up = 0).',
+      unit: 'cps',
+      min: 0,
+      width: 12,
+      queries: [{ expr: sumBy(['stage'], rateOf('hermes_sidecar_scrape_errors_total')), legend: '{{stage}}' }],
+    }),
+  ],
+};
+
+export function sidecarHealthDashboard(): Dashboard {
+  return buildDashboard({
+    uid: SIDECAR_HEALTH_UID,
+    title: 'Hermes sidecar health',
+    description:
+      'Delivery health of the Hermes observer-hook pipeline (plugin, ingest, queue) and of the sidecar process.',
+    variables: [datasourceVariable(), jobVariable(), instanceVariable()],
+    rows: [status, delivery, ingest, processRow],
+  });
+}

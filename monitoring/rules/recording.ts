@@ -1,0 +1,110 @@
+/**
+ * Recording rules: `level:metric:operation` (Prometheus naming practice).
+ *
+ * - Aggregations use `sum without (...)`, so `job`, `instance` and any target labels a user
+ *   adds survive; dashboards can still filter by `$instance`.
+ * - Ratios aggregate numerator and denominator separately and divide last (never average a
+ *   ratio). A zero denominator yields no sample instead of NaN or +Inf; a denominator with
+ *   traffic but no failures yields 0 instead of no sample.
+ * - Rules in a group run in order, so later rules may read earlier ones of the same group.
+ */
+import { selector } from '../config.js';
+import { lines, series } from '../promql.js';
+import type { RecordingRule, RuleGroup } from './types.js';
+
+function rule(record: string, expr: string, comment: string): RecordingRule {
+  return { record, expr, comment };
+}
+
+/** `(failures or total * 0) / (total > 0)`: 0 when nothing failed, nothing when idle. */
+function guardedRatio(failures: string, total: string): string {
+  return lines(`(${failures} or ${total} * 0)`, '/', `(${total} > 0)`);
+}
+
+export const RECORDING = {
+  apiRequestsRate: 'provider_model:hermes_api_requests:rate5m',
+  apiErrorsRate: 'provider_model:hermes_api_errors:rate5m',
+  apiDurationBucketsRate: 'provider_model_le:hermes_api_request_duration_seconds_bucket:rate5m',
+  apiDurationP95: 'provider_model:hermes_api_request_duration_seconds:p95_rate5m',
+  providerRequestsRate: 'provider:hermes_api_requests:rate5m',
+  providerErrorsRate: 'provider:hermes_api_errors:rate5m',
+  providerErrorRatio: 'provider:hermes_api_requests:error_ratio_rate5m',
+  providerRetriesRate: 'provider:hermes_api_retries:rate5m',
+  providerRetriesExhaustedRate: 'provider:hermes_api_retries_exhausted:rate5m',
+  toolCallsRate: 'tool:hermes_tool_calls:rate5m',
+  toolFailureRatio: 'tool:hermes_tool_calls:failure_ratio_rate5m',
+} as const;
+
+const R = RECORDING;
+
+const apiGroup: RuleGroup<RecordingRule> = {
+  name: 'hermes-api.rules',
+  rules: [
+    rule(
+      R.apiRequestsRate,
+      `sum without (kind, outcome) (rate(${series('hermes_api_requests_total', selector)}[5m]))`,
+      'Finished provider API attempts per second (success and error), main and auxiliary calls together.',
+    ),
+    rule(
+      R.apiErrorsRate,
+      `sum without (kind, reason, status_code, retryable) (rate(${series('hermes_api_errors_total', selector)}[5m]))`,
+      'Failed provider API attempts per second, every reason and status code together.',
+    ),
+    rule(
+      R.apiDurationBucketsRate,
+      `sum without (kind, outcome) (rate(${series('hermes_api_request_duration_seconds_bucket', selector, 'outcome="success"')}[5m]))`,
+      'Latency histogram of successful provider calls (Hermes times them from the start of the logical call, so retries count).',
+    ),
+    rule(
+      R.apiDurationP95,
+      `histogram_quantile(0.95, ${R.apiDurationBucketsRate})`,
+      'p95 latency of successful provider calls.',
+    ),
+    rule(
+      R.providerRequestsRate,
+      `sum without (model) (${R.apiRequestsRate})`,
+      'Finished provider API attempts per second, all models of a provider together.',
+    ),
+    rule(
+      R.providerErrorsRate,
+      `sum without (model) (${R.apiErrorsRate})`,
+      'Failed provider API attempts per second, all models of a provider together.',
+    ),
+    rule(
+      R.providerErrorRatio,
+      guardedRatio(R.providerErrorsRate, R.providerRequestsRate),
+      'Share of provider API attempts that failed (0 to 1); absent while the provider has no traffic.',
+    ),
+    rule(
+      R.providerRetriesRate,
+      `sum without (kind, model, reason) (rate(${series('hermes_api_retries_total', selector)}[5m]))`,
+      'Failed provider API attempts per second after which Hermes retried.',
+    ),
+    rule(
+      R.providerRetriesExhaustedRate,
+      `sum without (kind, model, reason) (rate(${series('hermes_api_retries_exhausted_total', selector)}[5m]))`,
+      'Logical provider calls per second that failed for good (not retryable, or out of retries).',
+    ),
+  ],
+};
+
+const toolGroup: RuleGroup<RecordingRule> = {
+  name: 'hermes-tools.rules',
+  rules: [
+    rule(
+      R.toolCallsRate,
+      `sum without (status) (rate(${series('hermes_tool_calls_total', selector)}[5m]))`,
+      'Finished tool calls per second, every status together.',
+    ),
+    rule(
+      R.toolFailureRatio,
+      guardedRatio(
+        `sum without (status) (rate(${series('hermes_tool_calls_total', selector, 'status=~"error|timeout"')}[5m]))`,
+        R.toolCallsRate,
+      ),
+      'Share of tool calls that ended in error or timeout (blocked and cancelled calls are decisions, not failures).',
+    ),
+  ],
+};
+
+export const RECORDING_GROUPS: readonly RuleGroup<RecordingRule>[] = [apiGroup, toolGroup];

@@ -1,0 +1,27 @@
+/** Shapes of Prometheus rule files, in the key order they are written. */
+
+export type Severity = 'critical' | 'warning' | 'info';
+
+export interface RecordingRule {
+  readonly record: string;
+  readonly expr: string;
+  /** What the series measures; written as a YAML comment above the rule. */
+  readonly comment: string;
+}
+
+export interface AlertingRule {
+  readonly alert: string;
+  readonly expr: string;
+  readonly for: string;
+  readonly labels: { readonly severity: Severity };
+  readonly annotations: {
+    readonly summary: string;
+    readonly description: string;
+    readonly runbook_url: string;
+  };
+}
+
+export interface RuleGroup<Rule> {
+  readonly name: string;
+  readonly rules: readonly Rule[];
+}

@@ -1,0 +1,322 @@
+/**
+ * `hermes-prometheus-sidecar install-plugin [--hermes-home DIR] [--enable]`
+ *
+ * Copies the bundled bridge plugin (`plugin/hermes_prometheus_bridge/`, minus `__pycache__`)
+ * into `$HERMES_HOME/plugins/hermes_prometheus_bridge/`, where Hermes discovers user plugins.
+ * With `--enable` it also lists the plugin under `plugins.enabled` in `$HERMES_HOME/config.yaml`,
+ * editing the YAML document in place so comments, key order and other settings survive.
+ *
+ * The config is checked before anything is copied, so a refused config leaves the Hermes home
+ * untouched. Writes go to a temporary sibling first and are renamed into place.
+ */
+import { chmod, copyFile, mkdir, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { isMap, isScalar, isSeq, parseDocument, type Document, type ToStringOptions } from 'yaml';
+
+export const PLUGIN_NAME = 'hermes_prometheus_bridge';
+const DEFAULT_SIDECAR_URL = 'http://127.0.0.1:9479/v1/events';
+const SKIPPED_NAMES = new Set(['__pycache__']);
+const SKIPPED_SUFFIXES = ['.pyc', '.pyo'];
+
+export interface InstallPluginIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly env: NodeJS.ProcessEnv;
+  /** Directory holding the plugin to install (`plugin/hermes_prometheus_bridge` of this package). */
+  readonly pluginSourceDir: string;
+}
+
+export const INSTALL_PLUGIN_HELP = `Usage: hermes-prometheus-sidecar install-plugin [--hermes-home DIR] [--enable]
+
+Install the Hermes bridge plugin (${PLUGIN_NAME}) into DIR/plugins/${PLUGIN_NAME}/.
+
+Options:
+  --hermes-home DIR  Hermes home directory (default: $HERMES_HOME, else ~/.hermes)
+  --enable           also add ${PLUGIN_NAME} to plugins.enabled in DIR/config.yaml
+                     (comments and other settings are kept; nothing changes if already listed)
+  -h, --help         show this help
+
+Exit status: 0 done, 1 refused or failed (nothing half-written), 2 bad arguments.
+`;
+
+/** The plugin directory shipped with this package (same relative path from src/ and dist/). */
+export function defaultPluginSourceDir(): string {
+  return fileURLToPath(new URL(`../../plugin/${PLUGIN_NAME}/`, import.meta.url));
+}
+
+/** A refusal with a message for the user; anything else escaping is a bug. */
+class InstallError extends Error {}
+
+interface Options {
+  readonly hermesHome: string | undefined;
+  readonly enable: boolean;
+  readonly help: boolean;
+}
+
+function parseOptions(argv: readonly string[]): Options {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      'hermes-home': { type: 'string' },
+      enable: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    allowPositionals: false,
+    strict: true,
+  });
+  return { hermesHome: values['hermes-home'], enable: values.enable === true, help: values.help === true };
+}
+
+function expandHome(value: string, env: NodeJS.ProcessEnv): string {
+  const home = env.HOME !== undefined && env.HOME !== '' ? env.HOME : homedir();
+  if (value === '~') return home;
+  if (value.startsWith('~/')) return path.join(home, value.slice(2));
+  return value;
+}
+
+/** Flag, else `$HERMES_HOME`, else `~/.hermes` — the same order Hermes itself uses. */
+export function resolveHermesHome(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  const chosen = flag ?? (env.HERMES_HOME !== undefined && env.HERMES_HOME !== '' ? env.HERMES_HOME : '~/.hermes');
+  return path.resolve(expandHome(chosen, env));
+}
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+}
+
+// ---------------------------------------------------------------------------- plugin copy
+
+async function readPluginVersion(sourceDir: string): Promise<string> {
+  let manifest: string;
+  try {
+    manifest = await readFile(path.join(sourceDir, 'plugin.yaml'), 'utf8');
+    await stat(path.join(sourceDir, '__init__.py'));
+  } catch {
+    throw new InstallError(`plugin source not found or incomplete: ${sourceDir}`);
+  }
+  const parsed: unknown = parseDocument(manifest).toJS();
+  const fields = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
+  if (fields.name !== PLUGIN_NAME) throw new InstallError(`${sourceDir} is not the ${PLUGIN_NAME} plugin`);
+  return typeof fields.version === 'string' ? fields.version : 'unknown';
+}
+
+function isSkipped(name: string): boolean {
+  return SKIPPED_NAMES.has(name) || SKIPPED_SUFFIXES.some((suffix) => name.endsWith(suffix));
+}
+
+/** Copy regular files and directories (bytecode caches excluded); returns the files copied. */
+async function copyTree(from: string, to: string): Promise<number> {
+  await mkdir(to, { recursive: true });
+  let copied = 0;
+  for (const entry of await readdir(from, { withFileTypes: true })) {
+    if (isSkipped(entry.name)) continue;
+    const source = path.join(from, entry.name);
+    const target = path.join(to, entry.name);
+    if (entry.isDirectory()) {
+      copied += await copyTree(source, target);
+    } else if (entry.isFile()) {
+      await copyFile(source, target);
+      copied += 1;
+    }
+  }
+  return copied;
+}
+
+/** Build the new plugin directory beside the old one, then swap it in. */
+async function installPluginFiles(sourceDir: string, hermesHome: string): Promise<{ target: string; files: number }> {
+  const pluginsDir = path.join(hermesHome, 'plugins');
+  const target = path.join(pluginsDir, PLUGIN_NAME);
+  if (path.resolve(sourceDir) === path.resolve(target)) {
+    throw new InstallError(`the plugin source and the install target are the same directory: ${target}`);
+  }
+  const staging = path.join(pluginsDir, `.${PLUGIN_NAME}.installing-${process.pid}`);
+  const previous = path.join(pluginsDir, `.${PLUGIN_NAME}.previous-${process.pid}`);
+  try {
+    await mkdir(pluginsDir, { recursive: true });
+    await rm(staging, { recursive: true, force: true });
+    const files = await copyTree(sourceDir, staging);
+    const hadPrevious = await exists(target);
+    if (hadPrevious) await rename(target, previous);
+    await rename(staging, target);
+    if (hadPrevious) await rm(previous, { recursive: true, force: true });
+    return { target, files };
+  } catch (error) {
+    await rm(staging, { recursive: true, force: true });
+    if (error instanceof InstallError) throw error;
+    throw new InstallError(`could not install into ${target}: ${(error as Error).message}`);
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await stat(file);
+    return true;
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+// ---------------------------------------------------------------------------- config edit
+
+interface ConfigPlan {
+  readonly file: string;
+  /** New file text, or undefined when the plugin is already enabled (nothing to write). */
+  readonly text: string | undefined;
+  readonly created: boolean;
+  readonly deniedToo: boolean;
+}
+
+function describeNode(node: unknown): string {
+  if (isSeq(node)) return 'a list';
+  if (isMap(node)) return 'a mapping';
+  if (isScalar(node)) return `a ${typeof node.value}`;
+  return 'an alias or tag';
+}
+
+function isNullScalar(node: unknown): boolean {
+  return node === undefined || node === null || (isScalar(node) && node.value === null);
+}
+
+function listsPlugin(node: unknown): boolean {
+  return isSeq(node) && node.items.some((item) => isScalar(item) && item.value === PLUGIN_NAME);
+}
+
+/**
+ * Stringify options that keep the file looking as it did: no re-folding of long strings, flow
+ * lists as `[a, b]`, and block lists indented the way the file already indents them. PyYAML (and
+ * so a config Hermes wrote) puts `- item` level with its key; hand-written files often indent it.
+ */
+function formattingLike(source: string): ToStringOptions {
+  const unindentedList = /^( *)[^ #\n-][^\n]*:[ \t]*(#[^\n]*)?\r?\n\1- /m.test(source);
+  return { lineWidth: 0, flowCollectionPadding: false, indentSeq: !unindentedList };
+}
+
+/** Add the plugin to `plugins.enabled` of a parsed config; returns false when already there. */
+function enableInDocument(doc: Document, file: string): boolean {
+  if (isNullScalar(doc.contents)) doc.contents = doc.createNode({}) as typeof doc.contents;
+  if (!isMap(doc.contents)) throw new InstallError(`${file}: the top level is not a mapping; refusing to edit it`);
+  const plugins: unknown = doc.get('plugins', true);
+  if (isNullScalar(plugins)) {
+    doc.set('plugins', doc.createNode({ enabled: [PLUGIN_NAME] }));
+    return true;
+  }
+  if (!isMap(plugins)) {
+    throw new InstallError(`${file}: "plugins" is ${describeNode(plugins)}, expected a mapping; refusing to edit it`);
+  }
+  const enabled: unknown = plugins.get('enabled', true);
+  if (isNullScalar(enabled)) {
+    plugins.set('enabled', doc.createNode([PLUGIN_NAME]));
+    return true;
+  }
+  if (!isSeq(enabled)) {
+    throw new InstallError(`${file}: "plugins.enabled" is ${describeNode(enabled)}, expected a list; refusing to edit it`);
+  }
+  if (listsPlugin(enabled)) return false;
+  enabled.add(doc.createNode(PLUGIN_NAME));
+  return true;
+}
+
+async function planConfigEdit(hermesHome: string): Promise<ConfigPlan> {
+  const file = path.join(hermesHome, 'config.yaml');
+  let source: string;
+  try {
+    source = await readFile(file, 'utf8');
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') {
+      return { file, text: `plugins:\n  enabled:\n    - ${PLUGIN_NAME}\n`, created: true, deniedToo: false };
+    }
+    throw new InstallError(`cannot read ${file} (${errorCode(error) ?? (error as Error).message}); refusing to edit it`);
+  }
+  const doc = parseDocument(source, { prettyErrors: true });
+  const [firstError] = doc.errors;
+  if (firstError !== undefined) {
+    const where = firstError.linePos?.[0];
+    const at = where === undefined ? '' : ` at line ${where.line}, column ${where.col}`;
+    throw new InstallError(`${file} is not valid YAML${at} (${firstError.code}); refusing to edit it`);
+  }
+  const changed = enableInDocument(doc, file);
+  const denied: unknown = doc.getIn(['plugins', 'disabled'], true);
+  const text = changed ? doc.toString(formattingLike(source)) : undefined;
+  return { file, text, created: false, deniedToo: listsPlugin(denied) };
+}
+
+/** Replace the file through a temporary sibling, keeping its permissions and any symlink. */
+async function writeConfig(file: string, text: string, created: boolean): Promise<void> {
+  let temporary: string | undefined;
+  try {
+    const target = created ? file : await realpath(file);
+    const mode = created ? undefined : (await stat(target)).mode & 0o7777;
+    temporary = `${target}.${PLUGIN_NAME}-${process.pid}.tmp`;
+    await mkdir(path.dirname(target), { recursive: true });
+    await writeFile(temporary, text, { encoding: 'utf8', mode: mode ?? 0o644 });
+    if (mode !== undefined) await chmod(temporary, mode);
+    await rename(temporary, target);
+  } catch (error) {
+    if (temporary !== undefined) await rm(temporary, { force: true });
+    throw new InstallError(`could not write ${file}: ${(error as Error).message}`);
+  }
+}
+
+// ---------------------------------------------------------------------------- command
+
+async function install(options: Options, io: InstallPluginIo): Promise<void> {
+  const hermesHome = resolveHermesHome(options.hermesHome, io.env);
+  const version = await readPluginVersion(io.pluginSourceDir);
+  const plan = options.enable ? await planConfigEdit(hermesHome) : undefined;
+
+  const { target, files } = await installPluginFiles(io.pluginSourceDir, hermesHome);
+  io.stdout(`Installed ${PLUGIN_NAME} ${version} into ${target} (${files} files).\n`);
+
+  if (plan === undefined) {
+    io.stdout(`To enable it, run:\n  hermes plugins enable ${PLUGIN_NAME}\n`);
+  } else if (plan.text === undefined) {
+    io.stdout(`${PLUGIN_NAME} is already listed in plugins.enabled of ${plan.file}; left it unchanged.\n`);
+  } else {
+    await writeConfig(plan.file, plan.text, plan.created);
+    io.stdout(`${plan.created ? 'Created' : 'Updated'} ${plan.file}: added ${PLUGIN_NAME} to plugins.enabled.\n`);
+  }
+  if (plan?.deniedToo === true) {
+    io.stderr(
+      `warning: ${PLUGIN_NAME} is also listed in plugins.disabled of ${plan.file}, which wins; ` +
+        'remove it there for the plugin to load.\n',
+    );
+  }
+  io.stdout(
+    `Restart Hermes to load it. The plugin posts to ${DEFAULT_SIDECAR_URL} unless HERMES_SIDECAR_URL ` +
+      "is set in Hermes' environment (and HERMES_SIDECAR_TOKEN when the sidecar requires a token).\n",
+  );
+}
+
+/**
+ * Run `install-plugin` with the arguments that follow the subcommand name.
+ * Returns the exit status: 0 done, 1 refused or failed, 2 bad arguments.
+ */
+export async function runInstallPlugin(argv: string[], io: InstallPluginIo): Promise<number> {
+  let options: Options;
+  try {
+    options = parseOptions(argv);
+  } catch (error) {
+    io.stderr(`install-plugin: ${(error as Error).message}\n\n${INSTALL_PLUGIN_HELP}`);
+    return 2;
+  }
+  if (options.help) {
+    io.stdout(INSTALL_PLUGIN_HELP);
+    return 0;
+  }
+  if (options.hermesHome !== undefined && options.hermesHome.trim() === '') {
+    io.stderr(`install-plugin: --hermes-home must not be empty\n\n${INSTALL_PLUGIN_HELP}`);
+    return 2;
+  }
+  try {
+    await install(options, io);
+    return 0;
+  } catch (error) {
+    if (!(error instanceof InstallError)) throw error;
+    io.stderr(`install-plugin: ${error.message}\n`);
+    return 1;
+  }
+}
