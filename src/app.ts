@@ -18,6 +18,7 @@ import { createMetricsRegistry, type Metrics, type MetricsRegistry } from './met
 import { Dispatcher } from './pipeline/dispatcher.js';
 import { Ingestor } from './pipeline/ingestor.js';
 import { PluginInstances } from './pipeline/instances.js';
+import { MemoryGuard, processMemory, type MemoryProbe } from './pipeline/memory.js';
 import { IngestQueue } from './pipeline/queue.js';
 import type { Clock } from './pipeline/spans.js';
 import type { Logger } from './log.js';
@@ -29,6 +30,8 @@ export interface SidecarDeps {
   readonly clock?: Clock;
   /** prom-client's process/runtime metrics; tests that compare whole outputs turn them off. */
   readonly defaultMetrics?: boolean;
+  /** Memory usage for the memory guard (the process's own by default). */
+  readonly memoryProbe?: MemoryProbe;
 }
 
 export interface Sidecar {
@@ -72,7 +75,11 @@ const errorName = (error: unknown): string => (error instanceof Error ? error.na
 export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
   const clock = deps.clock ?? systemClock;
   const { logger } = deps;
-  const registry = createMetricsRegistry({ buckets: config.buckets, defaultMetrics: deps.defaultMetrics ?? true });
+  const registry = createMetricsRegistry({
+    buckets: config.buckets,
+    maxAgentSeries: config.maxAgentSeries,
+    defaultMetrics: deps.defaultMetrics ?? true,
+  });
   const { metrics } = registry;
   const sweepables: Sweepable[] = [];
 
@@ -103,7 +110,14 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
 
   metrics.buildInfo.set({ version: VERSION, node_version: process.version }, 1);
   metrics.queueCapacity.set({}, config.ingest.queueCapacity);
+  metrics.seriesLimit.set({}, config.maxAgentSeries);
   zeroSelfMetrics(metrics);
+  const memoryGuard = new MemoryGuard({
+    probe: deps.memoryProbe ?? processMemory,
+    clock,
+    rssLimitBytes: config.memory.rssLimitBytes,
+    heapLimitBytes: config.memory.heapLimitBytes,
+  });
 
   const ingestOptions: IngestAppOptions = {
     metrics,
@@ -114,6 +128,7 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     maxEventsPerRequest: config.ingest.maxEventsPerRequest,
     retryAfterSeconds: config.ingest.retryAfterSeconds,
     onInternalError,
+    memoryGuard,
     extraRoutes: (app) => mountHooksRoute(app, ingestOptions, config.webhook),
   };
   const ingestApp = createIngestApp(ingestOptions);

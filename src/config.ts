@@ -16,7 +16,7 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-type Kind = 'address' | 'path' | 'string' | 'file' | 'positiveInt' | 'seconds' | 'logLevel';
+type Kind = 'address' | 'path' | 'string' | 'file' | 'positiveInt' | 'nonNegativeInt' | 'seconds' | 'logLevel';
 
 interface OptionSpec {
   /** Flag name without dashes, also the dotted key of the config file. */
@@ -45,6 +45,9 @@ export const OPTIONS = [
   { flag: 'correlator.sweep-interval', kind: 'seconds', default: 10, help: 'Seconds between TTL sweeps.' },
   { flag: 'sequence.instance-ttl', kind: 'seconds', default: 3600, help: 'Seconds an idle bridge-plugin instance is remembered for sequence tracking.' },
   { flag: 'sequence.max-instances', kind: 'positiveInt', default: 10_000, help: 'Most plugin instances remembered (least recently seen evicted and counted).' },
+  { flag: 'metrics.max-series', kind: 'positiveInt', default: 10_000, help: 'Global cap on live label sets across agent metrics; new ones past it fold into overflow series (open labels as "other").' },
+  { flag: 'memory.rss-limit-bytes', kind: 'nonNegativeInt', default: 1024 * 1024 * 1024, help: 'Resident memory above which ingest answers 503 + Retry-After until it falls again (0 disables).' },
+  { flag: 'memory.heap-limit-bytes', kind: 'nonNegativeInt', default: 0, help: 'Used V8 heap above which ingest answers 503 + Retry-After until it falls again (0 disables).' },
   { flag: 'log.level', kind: 'logLevel', default: 'info', help: 'Log level: fatal, error, warn, info, debug, trace or silent.' },
   { flag: 'config.file', kind: 'file', default: undefined, help: 'YAML file with any option above plus labels: (caps, allow-lists, rewrites) and buckets:.', inFile: false },
 ] as const satisfies readonly OptionSpec[];
@@ -83,6 +86,8 @@ export interface Config {
     readonly sweepIntervalSeconds: number;
   };
   readonly sequence: { readonly instanceTtlSeconds: number; readonly maxInstances: number };
+  readonly maxAgentSeries: number;
+  readonly memory: { readonly rssLimitBytes: number; readonly heapLimitBytes: number };
   readonly labels: LabelRules;
   readonly buckets: BucketSets;
   readonly logLevel: string;
@@ -120,6 +125,7 @@ const KIND_SCHEMAS: Record<Kind, z.ZodType> = {
   string: z.string().min(1),
   file: z.string().min(1, 'expected a file path'),
   positiveInt,
+  nonNegativeInt: z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
   seconds: z.coerce.number().positive().finite(),
   logLevel: z.enum(LOG_LEVELS),
 };
@@ -318,6 +324,8 @@ export function loadConfig(inputs: ConfigInputs): Config {
       sweepIntervalSeconds: get('correlator.sweep-interval'),
     },
     sequence: { instanceTtlSeconds: get('sequence.instance-ttl'), maxInstances: get('sequence.max-instances') },
+    maxAgentSeries: get('metrics.max-series'),
+    memory: { rssLimitBytes: get('memory.rss-limit-bytes'), heapLimitBytes: get('memory.heap-limit-bytes') },
     labels: labelRules(file),
     buckets: { ...DEFAULT_BUCKETS, ...(file.buckets ?? {}) } as BucketSets,
     logLevel: get('log.level'),

@@ -27,6 +27,11 @@ export const ERRORS = {
     message: 'the only Content-Encoding accepted is gzip',
   },
   queue_full: { status: 429, rejected: undefined, message: 'the ingest queue is full; retry after the Retry-After delay' },
+  memory_limit: {
+    status: 503,
+    rejected: 'memory_limit',
+    message: 'the sidecar is over its memory limit; retry after the Retry-After delay',
+  },
   shutting_down: { status: 503, rejected: undefined, message: 'the sidecar is shutting down; retry after the Retry-After delay' },
   internal: { status: 500, rejected: undefined, message: 'internal error' },
 } as const satisfies Record<string, { status: number; rejected: string | undefined; message: string }>;

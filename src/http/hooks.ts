@@ -10,7 +10,7 @@ import { readWebhookDelivery } from '../contract/webhook.js';
 import { SidecarError } from '../errors.js';
 import type { Metrics } from '../metrics/registry.js';
 import { RecentIds } from '../pipeline/recent.js';
-import { HOOKS_ROUTE, rawBody, requireJson, submitDecoded, type IngestAppOptions } from './ingest.js';
+import { admissionChecks, HOOKS_ROUTE, rawBody, requireJson, submitDecoded, type IngestAppOptions } from './ingest.js';
 
 const SIGNATURE = /^sha256=([0-9a-f]{64})$/i;
 
@@ -70,6 +70,7 @@ export function mountHooksRoute(app: Express, options: IngestAppOptions, hooks: 
   const recent = new RecentIds(hooks.dedupeWindow);
   app.post(
     HOOKS_ROUTE,
+    ...admissionChecks(options),
     requireJson(),
     rawBody(options.maxBodyBytes),
     verifySignature(secret),

@@ -9,6 +9,7 @@ import { decodeBody, type BodyFormat, type DecodedBody } from '../contract/decod
 import { SidecarError } from '../errors.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { Ingestor } from '../pipeline/ingestor.js';
+import type { MemoryGuard } from '../pipeline/memory.js';
 import type { Clock } from '../pipeline/spans.js';
 import { requireBearerToken } from './auth.js';
 import { errorHandler } from './errors.js';
@@ -35,6 +36,7 @@ export interface IngestAppOptions {
   readonly maxEventsPerRequest: number;
   readonly retryAfterSeconds: number;
   readonly onInternalError: (error: unknown) => void;
+  readonly memoryGuard?: MemoryGuard;
   /** Extra routes mounted after the shared checks (the webhook receiver). */
   readonly extraRoutes?: (app: Express) => void;
 }
@@ -61,6 +63,11 @@ function countRequests(metrics: Metrics): RequestHandler {
 
 function refuseWhileDraining(ingestor: Ingestor): RequestHandler {
   return (_request, _response, next) => next(ingestor.accepting ? undefined : new SidecarError('shutting_down'));
+}
+
+/** Refuses before reading the body: a body is exactly what an over-limit process must not buffer. */
+function refuseOverMemoryLimit(guard: MemoryGuard | undefined): RequestHandler {
+  return (_request, _response, next) => next(guard?.overLimit() === true ? new SidecarError('memory_limit') : undefined);
 }
 
 function requireMediaType(accepted: (format: BodyFormat) => boolean = () => true): RequestHandler {
@@ -105,6 +112,11 @@ function eventsHandler(options: IngestAppOptions): RequestHandler {
   };
 }
 
+/** The checks every ingest route runs before reading a body. */
+export function admissionChecks(options: IngestAppOptions): RequestHandler[] {
+  return [refuseWhileDraining(options.ingestor), refuseOverMemoryLimit(options.memoryGuard)];
+}
+
 export function createIngestApp(options: IngestAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -113,7 +125,7 @@ export function createIngestApp(options: IngestAppOptions): Express {
   app.post(
     EVENTS_ROUTE,
     requireBearerToken(options.token),
-    refuseWhileDraining(options.ingestor),
+    ...admissionChecks(options),
     requireMediaType(),
     rawBody(options.maxBodyBytes),
     eventsHandler(options),

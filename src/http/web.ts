@@ -1,11 +1,11 @@
 /**
  * The web listener: /metrics, /-/healthy, /-/ready and a landing page. Read-only.
  *
- * A scrape first refreshes the gauges computed from state (each guarded, a failure counted),
- * then renders the registry; if rendering fails the answer is 500, never a 200 with partial
- * text, so Prometheus marks the target down.
+ * A scrape first refreshes the gauges computed from state, then renders the registry. If a
+ * collector or the render fails, the failure is counted and the answer is 500, never a 200 with
+ * stale or partial text, so Prometheus marks the target down (`up == 0`).
  */
-import express, { type Express } from 'express';
+import express, { type Express, type Response } from 'express';
 import type { Metrics, MetricsRegistry } from '../metrics/registry.js';
 
 export interface WebAppOptions {
@@ -35,15 +35,23 @@ function landingPage(telemetryPath: string, version: string): string {
 `;
 }
 
-function runCollectors(options: WebAppOptions, metrics: Metrics): void {
+/** Runs every collector (a failing one does not stop the others); false when any failed. */
+function runCollectors(options: WebAppOptions, metrics: Metrics): boolean {
+  let ok = true;
   for (const collect of options.collectors) {
     try {
       collect();
     } catch (error) {
+      ok = false;
       metrics.scrapeErrors.inc({ stage: 'collect' });
       options.onScrapeError('collect', error);
     }
   }
+  return ok;
+}
+
+function failScrape(response: Response): void {
+  response.status(500).type('text/plain').send('metrics could not be rendered\n');
 }
 
 export function createWebApp(options: WebAppOptions): Express {
@@ -53,14 +61,14 @@ export function createWebApp(options: WebAppOptions): Express {
   const page = landingPage(options.telemetryPath, options.version);
 
   app.get(options.telemetryPath, async (_request, response) => {
-    runCollectors(options, metrics);
+    if (!runCollectors(options, metrics)) return failScrape(response);
     try {
       const text = await options.registry.render();
       response.set('Content-Type', options.registry.contentType).send(text);
     } catch (error) {
       metrics.scrapeErrors.inc({ stage: 'render' });
       options.onScrapeError('render', error);
-      response.status(500).type('text/plain').send('metrics could not be rendered\n');
+      failScrape(response);
     }
   });
   app.get('/-/healthy', (_request, response) => {

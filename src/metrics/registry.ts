@@ -10,6 +10,7 @@
  *  - remembers its live series, so the sidecar can report and bound them.
  */
 import client from 'prom-client';
+import { OPEN_LABELS, OTHER } from './labels.js';
 import {
   CATALOGUE,
   type BucketSets,
@@ -49,23 +50,60 @@ type Labels = Record<string, string>;
 const isCountable = (value: number): boolean => Number.isFinite(value) && value >= 0;
 
 /**
- * Keeps the set of label-value combinations a family has written. Label values reaching here
- * are sanitized (no control characters), so NUL cannot occur inside a value and joining on it
- * is injective.
+ * The global series cap shared by every agent family. Once it is spent, a new label set is
+ * folded into its family's overflow series: every open-set label becomes `other`, closed ones
+ * stay, so the overflow series are few and bounded by the closed enumerations.
+ */
+export class SeriesBudget {
+  private used = 0;
+
+  constructor(readonly limit: number) {}
+
+  take(): boolean {
+    if (this.used >= this.limit) return false;
+    this.used += 1;
+    return true;
+  }
+}
+
+/**
+ * The label-value combinations a family has written. Label values reaching here are sanitized
+ * (no control characters), so NUL cannot occur inside a value and joining on it is injective.
  */
 class SeriesSet {
   private readonly keys = new Set<string>();
+  /** Open-set labels, emptied into `other` when the budget is spent. */
+  private readonly foldable: readonly string[];
 
-  constructor(private readonly labelNames: readonly string[]) {}
+  constructor(
+    private readonly labelNames: readonly string[],
+    private readonly budget: SeriesBudget | undefined,
+    private readonly onFold: () => void,
+    openLabels: ReadonlySet<string>,
+  ) {
+    this.foldable = labelNames.filter((name) => openLabels.has(name));
+  }
 
-  note(labels: Labels): void {
-    if (this.labelNames.length === 0) {
-      this.keys.add('');
-      return;
-    }
+  private keyOf(labels: Labels): string {
     let key = '';
     for (const name of this.labelNames) key += `${labels[name] ?? ''}\u0000`;
-    this.keys.add(key);
+    return key;
+  }
+
+  /** The labels to write: these, or their overflow series when the budget is spent. */
+  admit(labels: Labels): Labels {
+    const key = this.keyOf(labels);
+    if (this.keys.has(key)) return labels;
+    if (this.budget === undefined || this.budget.take()) {
+      this.keys.add(key);
+      return labels;
+    }
+    this.onFold();
+    const folded: Labels = { ...labels };
+    for (const name of this.foldable) folded[name] = OTHER;
+    // Overflow series are admitted past the budget: there are few, and refusing them would lose counts.
+    this.keys.add(this.keyOf(folded));
+    return folded;
   }
 
   clear(): void {
@@ -83,16 +121,17 @@ class Family {
   constructor(
     readonly spec: MetricSpec,
     protected readonly metric: client.Counter | client.Gauge | client.Histogram,
+    budget: SeriesBudget | undefined,
+    onFold: () => void,
   ) {
-    this.series = new SeriesSet(spec.labelNames);
+    this.series = new SeriesSet(spec.labelNames, budget, onFold, OPEN_LABEL_NAMES);
   }
 }
 
 class CounterImpl extends Family implements CounterFamily<MetricSpec> {
   inc(labels: Labels, amount = 1): void {
     if (!isCountable(amount)) return;
-    this.series.note(labels);
-    (this.metric as client.Counter).inc(labels, amount);
+    (this.metric as client.Counter).inc(this.series.admit(labels), amount);
   }
 }
 
@@ -103,20 +142,17 @@ class GaugeImpl extends Family implements GaugeFamily<MetricSpec> {
 
   set(labels: Labels, value: number): void {
     if (!Number.isFinite(value)) return;
-    this.series.note(labels);
-    this.gauge.set(labels, value);
+    this.gauge.set(this.series.admit(labels), value);
   }
 
   inc(labels: Labels, amount = 1): void {
     if (!isCountable(amount)) return;
-    this.series.note(labels);
-    this.gauge.inc(labels, amount);
+    this.gauge.inc(this.series.admit(labels), amount);
   }
 
   dec(labels: Labels, amount = 1): void {
     if (!isCountable(amount)) return;
-    this.series.note(labels);
-    this.gauge.dec(labels, amount);
+    this.gauge.dec(this.series.admit(labels), amount);
   }
 
   reset(): void {
@@ -128,12 +164,17 @@ class GaugeImpl extends Family implements GaugeFamily<MetricSpec> {
 class HistogramImpl extends Family implements HistogramFamily<MetricSpec> {
   observe(labels: Labels, value: number): void {
     if (!isCountable(value)) return;
-    this.series.note(labels);
-    (this.metric as client.Histogram).observe(labels, value);
+    (this.metric as client.Histogram).observe(this.series.admit(labels), value);
   }
 }
 
-function buildFamily(spec: MetricSpec, registry: client.Registry, buckets: BucketSets): Family {
+function buildFamily(
+  spec: MetricSpec,
+  registry: client.Registry,
+  buckets: BucketSets,
+  budget: SeriesBudget | undefined,
+  onFold: () => void,
+): Family {
   const common = {
     name: spec.name,
     help: spec.help,
@@ -142,15 +183,17 @@ function buildFamily(spec: MetricSpec, registry: client.Registry, buckets: Bucke
   };
   switch (spec.type) {
     case 'counter':
-      return new CounterImpl(spec, new client.Counter(common));
+      return new CounterImpl(spec, new client.Counter(common), budget, onFold);
     case 'gauge':
-      return new GaugeImpl(spec, new client.Gauge(common));
+      return new GaugeImpl(spec, new client.Gauge(common), budget, onFold);
     case 'histogram': {
       if (spec.buckets === undefined) throw new Error(`histogram ${spec.name} has no bucket set`);
-      return new HistogramImpl(spec, new client.Histogram({ ...common, buckets: [...buckets[spec.buckets]] }));
+      return new HistogramImpl(spec, new client.Histogram({ ...common, buckets: [...buckets[spec.buckets]] }), budget, onFold);
     }
   }
 }
+
+const OPEN_LABEL_NAMES: ReadonlySet<string> = new Set(OPEN_LABELS);
 
 const LINT_FAILING_DEFAULT_METRICS = [
   'nodejs_active_handles_total',
@@ -169,6 +212,8 @@ export interface MetricsRegistry {
 
 export interface RegistryOptions {
   readonly buckets: BucketSets;
+  /** Global cap on live label sets across agent metrics. */
+  readonly maxAgentSeries: number;
   /** Adds prom-client's process_* and nodejs_* metrics (off in unit tests that compare text). */
   readonly defaultMetrics: boolean;
 }
@@ -176,8 +221,12 @@ export interface RegistryOptions {
 export function createMetricsRegistry(options: RegistryOptions): MetricsRegistry {
   const registry = new client.Registry();
   const families = new Map<MetricKey, Family>();
+  const budget = new SeriesBudget(options.maxAgentSeries);
+  const foldCounter = () => families.get('seriesOverflow') as CounterImpl | undefined;
   for (const [key, spec] of Object.entries(CATALOGUE) as [MetricKey, MetricSpec][]) {
-    families.set(key, buildFamily(spec, registry, options.buckets));
+    const agent = spec.scope === 'agent';
+    const onFold = () => foldCounter()?.inc({ metric: spec.name });
+    families.set(key, buildFamily(spec, registry, options.buckets, agent ? budget : undefined, onFold));
   }
   if (options.defaultMetrics) {
     client.collectDefaultMetrics({ register: registry });

@@ -44,8 +44,9 @@ function populatedSidecar() {
   const logs: string[] = [];
   const clock = new FakeClock();
   const config = defaultConfig({ 'correlator.span-ttl': '60' });
+  // A small model cap and series cap, so the cardinality guard and the global cap both fold.
   const sidecar = createSidecar(
-    { ...config, labels: { ...config.labels, model: { cap: 2 } } },
+    { ...config, maxAgentSeries: 60, labels: { ...config.labels, model: { cap: 2 } } },
     { logger: pino({ level: 'trace' }, { write: (line: string) => void logs.push(line) }), clock: clock.read },
   );
   return { sidecar, clock, logs, ingest: request(sidecar.ingestApp), web: request(sidecar.webApp) };

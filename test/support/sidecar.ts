@@ -5,6 +5,7 @@ import request from 'supertest';
 import type { Agent } from 'supertest';
 import { createSidecar, type Sidecar } from '../../src/app.js';
 import { defaultConfig } from '../../src/config.js';
+import type { MemoryProbe } from '../../src/pipeline/memory.js';
 import { parseSamples, type Samples } from './exposition.js';
 
 export class FakeClock {
@@ -27,7 +28,10 @@ export interface TestSidecar {
   samples(): Promise<Samples>;
 }
 
-export function startTestSidecar(options: Record<string, string> = {}, extra: { configFile?: string } = {}): TestSidecar {
+export function startTestSidecar(
+  options: Record<string, string> = {},
+  extra: { configFile?: string; memoryProbe?: MemoryProbe } = {},
+): TestSidecar {
   const clock = new FakeClock();
   const logs: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
@@ -37,7 +41,7 @@ export function startTestSidecar(options: Record<string, string> = {}, extra: { 
     ...options,
     ...(extra.configFile === undefined ? {} : { 'config.file': extra.configFile }),
   });
-  const sidecar = createSidecar(config, { logger, clock: clock.read, defaultMetrics: false });
+  const sidecar = createSidecar(config, { logger, clock: clock.read, defaultMetrics: false, ...(extra.memoryProbe === undefined ? {} : { memoryProbe: extra.memoryProbe }) });
   const ingest = request.agent(sidecar.ingestApp);
   const web = request.agent(sidecar.webApp);
   const scrape = async () => {
