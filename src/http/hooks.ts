@@ -39,7 +39,7 @@ function parseJson(body: Buffer): unknown {
 }
 
 function deliveryHandler(options: IngestAppOptions, metrics: Metrics, recent: RecentIds): RequestHandler {
-  return (request, response) => {
+  return async (request, response) => {
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     if (body.length === 0) throw new SidecarError('empty_body');
     const delivery = readWebhookDelivery(parseJson(body), options.wallClock());
@@ -51,7 +51,7 @@ function deliveryHandler(options: IngestAppOptions, metrics: Metrics, recent: Re
       return;
     }
     const decoded: DecodedBody = { events: [delivery.event], errors: [], lines: 1 };
-    submitDecoded(options, decoded, 'webhook', response);
+    await submitDecoded(options, decoded, 'webhook', response);
   };
 }
 

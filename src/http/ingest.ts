@@ -89,17 +89,26 @@ export function acceptedBody(decoded: DecodedBody): object {
   };
 }
 
-/** Submits decoded events and answers; shared by both routes. */
-export function submitDecoded(options: IngestAppOptions, decoded: DecodedBody, source: 'plugin' | 'webhook', response: Response): void {
+/**
+ * Submits decoded events and answers 202 once they are applied, so a 202 always means
+ * "counted": a sidecar killed after answering cannot lose what it acknowledged.
+ */
+export async function submitDecoded(
+  options: IngestAppOptions,
+  decoded: DecodedBody,
+  source: 'plugin' | 'webhook',
+  response: Response,
+): Promise<void> {
   for (const error of decoded.errors) options.metrics.eventsRejected.inc({ reason: error.reason });
   options.metrics.ingestBatchEvents.observe({}, decoded.lines);
   const admission = options.ingestor.submit(decoded.events, source);
-  if (admission !== 'accepted') throw new SidecarError(admission);
+  if (admission.refused !== undefined) throw new SidecarError(admission.refused);
+  await admission.applied;
   response.status(202).json(acceptedBody(decoded));
 }
 
 function eventsHandler(options: IngestAppOptions): RequestHandler {
-  return (request, response) => {
+  return async (request, response) => {
     const format = bodyFormat(request) ?? 'ndjson';
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const decoded = decodeBody(body, {
@@ -108,7 +117,7 @@ function eventsHandler(options: IngestAppOptions): RequestHandler {
       source: 'plugin',
       arrivedAt: options.wallClock(),
     });
-    submitDecoded(options, decoded, 'plugin', response);
+    await submitDecoded(options, decoded, 'plugin', response);
   };
 }
 

@@ -156,7 +156,8 @@ function parseSettings(text: string, fail: Fail): FileSettings {
     parsed = parseYaml(text);
   } catch (error) {
     // Only the first line: the rest of a YAML error quotes the offending source lines.
-    return fail('', `is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+    const firstLine = (error as Error).message.split('\n')[0] ?? '';
+    return fail('', `is not valid YAML: ${firstLine.replace(/:$/, '')}`);
   }
   const result = fileSchema.safeParse(parsed ?? {});
   if (!result.success) return fail('', describeIssues(result.error.issues).join('; '));

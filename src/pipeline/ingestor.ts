@@ -9,7 +9,12 @@ import type { Metrics } from '../metrics/registry.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { IngestQueue } from './queue.js';
 
-export type Admission = 'accepted' | 'queue_full' | 'shutting_down';
+export type Refusal = 'queue_full' | 'shutting_down';
+
+/** Either a refusal, or the promise that the accepted batch has been applied. */
+export type Admission = { readonly refused: Refusal } | { readonly refused: undefined; readonly applied: Promise<void> };
+
+const APPLIED: Admission = { refused: undefined, applied: Promise.resolve() };
 
 export class Ingestor {
   private draining = false;
@@ -26,10 +31,11 @@ export class Ingestor {
 
   submit(events: readonly ObserverEvent[], source: EventSource): Admission {
     if (this.draining) return this.refuse(events.length, 'shutting_down');
-    if (events.length === 0) return 'accepted';
-    if (!this.queue.tryEnqueue(() => this.dispatcher.applyBatch(events))) return this.refuse(events.length, 'queue_full');
+    if (events.length === 0) return APPLIED;
+    const applied = this.queue.tryEnqueue(() => this.dispatcher.applyBatch(events));
+    if (applied === undefined) return this.refuse(events.length, 'queue_full');
     this.countReceived(events, source);
-    return 'accepted';
+    return { refused: undefined, applied };
   }
 
   /** Stops accepting and resolves once everything accepted has been applied. */
@@ -39,9 +45,9 @@ export class Ingestor {
     await this.queue.drained();
   }
 
-  private refuse(count: number, admission: 'queue_full' | 'shutting_down'): Admission {
-    this.metrics.eventsDropped.inc({ reason: admission === 'queue_full' ? 'queue_full' : 'shutdown' }, count);
-    return admission;
+  private refuse(count: number, refused: Refusal): Admission {
+    this.metrics.eventsDropped.inc({ reason: refused === 'queue_full' ? 'queue_full' : 'shutdown' }, count);
+    return { refused };
   }
 
   private countReceived(events: readonly ObserverEvent[], source: EventSource): void {

@@ -14,12 +14,13 @@ export class IngestQueue {
     return this.queue.size + this.queue.pending;
   }
 
-  /** Queues the task unless the queue is full; false means the caller must refuse the work. */
-  tryEnqueue(task: () => void): boolean {
-    if (this.depth >= this.capacity) return false;
-    // The task is synchronous and catches its own errors; the promise cannot reject.
-    void this.queue.add(task);
-    return true;
+  /**
+   * Queues the task unless the queue is full (undefined: the caller must refuse the work);
+   * the promise resolves once the task has run. The task catches its own errors.
+   */
+  tryEnqueue(task: () => void): Promise<void> | undefined {
+    if (this.depth >= this.capacity) return undefined;
+    return this.queue.add(task);
   }
 
   pause(): void {

@@ -12,6 +12,14 @@ import { startTestSidecar } from '../support/sidecar.js';
 const toolCall = (id: string) => ({ event: 'post_tool_call', tool_name: 'terminal', tool_call_id: id, status: 'ok', duration_ms: 5 });
 const ndjson = (lines: unknown[]) => lines.map((line) => JSON.stringify(line)).join('\n');
 
+/** Polls a condition that a request in flight will make true. */
+async function until(condition: () => boolean): Promise<void> {
+  for (let attempt = 0; !condition(); attempt += 1) {
+    if (attempt > 500) throw new Error('condition not reached');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 const servers: Server[] = [];
 afterEach(() => {
   for (const server of servers.splice(0)) server.close();
@@ -189,8 +197,9 @@ describe('429 Too Many Requests', () => {
   it('refuses with Retry-After when the queue is full, and counts the refused events', async () => {
     const harness = startTestSidecar({ 'ingest.queue-capacity': '2', 'ingest.retry-after-seconds': '7' });
     harness.sidecar.queue.pause();
-    expect((await harness.postNdjson([toolCall('a')])).status).toBe(202);
-    expect((await harness.postNdjson([toolCall('b')])).status).toBe(202);
+    // A 202 comes only once its batch is applied: these two wait in the paused queue.
+    const waiting = [harness.postNdjson([toolCall('a')]).then((r) => r), harness.postNdjson([toolCall('b')]).then((r) => r)];
+    await until(() => harness.sidecar.queue.depth === 2);
     const refused = await harness.postNdjson([toolCall('c'), toolCall('d'), toolCall('e')]);
     expect(refused.status).toBe(429);
     expect(refused.headers['retry-after']).toBe('7');
@@ -198,6 +207,7 @@ describe('429 Too Many Requests', () => {
     const depth = await harness.web.get('/metrics');
     expect(depth.text).toContain('hermes_sidecar_queue_depth 2\n');
     harness.sidecar.queue.resume();
+    expect((await Promise.all(waiting)).map((response) => response.status)).toEqual([202, 202]);
     const samples = await harness.samples();
     expect(samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(2);
     expect(samples.get(series('hermes_sidecar_events_dropped_total', { reason: 'queue_full' }))).toBe(3);
@@ -209,8 +219,10 @@ describe('503 Service Unavailable', () => {
   it('refuses with Retry-After once shutdown began, after applying everything accepted', async () => {
     const harness = startTestSidecar();
     harness.sidecar.queue.pause();
-    expect((await harness.postNdjson([toolCall('a'), toolCall('b')])).status).toBe(202);
+    const accepted = harness.postNdjson([toolCall('a'), toolCall('b')]).then((r) => r);
+    await until(() => harness.sidecar.queue.depth === 1);
     await harness.sidecar.drained();
+    expect((await accepted).status).toBe(202);
     const refused = await harness.postNdjson([toolCall('c')]);
     expect(refused.status).toBe(503);
     expect(refused.headers['retry-after']).toBe('1');

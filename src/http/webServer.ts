@@ -1,0 +1,385 @@
+/**
+ * The web listener's server: plain HTTP, or — with a `--web.config.file` — HTTPS with optional
+ * client certificates, bcrypt basic auth and extra response headers (see webConfig.ts and
+ * docs/web-config.md).
+ *
+ * The file and the certificate, key and CA files it names are polled and re-applied when they
+ * change, so certificate rotation and user changes need no restart. A file that does not load
+ * is logged (the error only, never the content) and the last good configuration stays in force.
+ * Switching between HTTP and HTTPS is the one change that needs a restart: a listening socket
+ * cannot change protocol.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { unwatchFile, watchFile, type Stats } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { TLSSocket } from 'node:tls';
+import bcrypt from 'bcryptjs';
+import type { Express } from 'express';
+import { loadWebConfig, type ClientAuthType, type WebConfig, type WebTlsConfig } from './webConfig.js';
+
+type LogFn = (fields: Record<string, unknown>, message: string) => void;
+
+export interface WebServerLogger {
+  readonly info: LogFn;
+  readonly warn: LogFn;
+  readonly error: LogFn;
+}
+
+export type PasswordCompare = (password: string, hash: string) => Promise<boolean>;
+
+export interface WebServerOptions {
+  /** Path of the exporter-toolkit web config; undefined: plain HTTP, no auth. */
+  readonly configFile?: string | undefined;
+  readonly logger: WebServerLogger;
+  /** How often the config file and the files it names are polled for changes. */
+  readonly pollIntervalMs?: number;
+  /** bcrypt comparison (tests inject a spy). */
+  readonly compare?: PasswordCompare;
+  /** How long a successful basic-auth verification is remembered. */
+  readonly authCacheTtlMs?: number;
+  /** Milliseconds clock of that cache. */
+  readonly now?: () => number;
+}
+
+export interface WebServer {
+  /** Not yet listening: see listenOn(). */
+  readonly server: http.Server | https.Server;
+  /** Re-reads the config file now; resolves true if a new configuration was applied. */
+  reload(): Promise<boolean>;
+  /** Stops watching the files and closes the server (at once: close it gracefully first if needed). */
+  close(): Promise<void>;
+}
+
+const DEFAULT_POLL_INTERVAL_MS = 2000;
+const DEFAULT_AUTH_CACHE_TTL_MS = 120_000;
+const AUTH_CACHE_MAX_ENTRIES = 256;
+const REALM = 'hermes-prometheus-sidecar';
+
+/**
+ * The salt and digest of a bcrypt hash of a random string nobody kept. Checking an unknown user
+ * against it (with the cost of the real hashes) takes as long as checking a real user, so the
+ * answer time does not tell which user names exist.
+ */
+const DECOY_SALT_AND_DIGEST = 'ImumHYRtxQGBewDfEecwDeZNtHJnoR7Ktklq3g2IwDyMwdVmG/8nS';
+
+const costOf = (hash: string): number => Number(hash.slice(4, 6));
+
+/**
+ * A decoy with the cost of the configured hashes (the highest, when they differ), so a stranger
+ * takes as long as a user. Without users nothing is checked; 10 is then only a placeholder.
+ */
+export function decoyHash(users: ReadonlyMap<string, string>): string {
+  const cost = users.size === 0 ? 10 : Math.max(...Array.from(users.values(), costOf));
+  return `$2b$${String(cost).padStart(2, '0')}$${DECOY_SALT_AND_DIGEST}`;
+}
+
+const BASIC = /^basic +([A-Za-z0-9+/]+={0,2}) *$/i;
+
+/** User and password of an `Authorization: Basic` header, or undefined when there is none. */
+export function parseBasicAuth(header: string | undefined): { user: string; password: string } | undefined {
+  const encoded = BASIC.exec(header ?? '')?.[1];
+  if (encoded === undefined || encoded.length % 4 !== 0) return undefined;
+  const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return undefined;
+  return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+export interface CredentialCheckerOptions {
+  readonly compare?: PasswordCompare;
+  readonly ttlMs?: number;
+  readonly now?: () => number;
+}
+
+/**
+ * Basic-auth verification with a short memory of successes.
+ *
+ * bcrypt at cost 10 costs 50-100 ms of CPU per check by design, and in bcryptjs that CPU is
+ * this process's event loop. Prometheus sends the same credentials on every scrape, so, like
+ * exporter-toolkit, a verified (user, password, hash) is remembered for a short while and the
+ * next scrapes skip bcrypt. Only successes are remembered: a wrong guess always pays full price,
+ * and the memory stays bounded by the real users. Entries are keyed by an HMAC-SHA-256 with a
+ * per-process random key, so no password (nor an unsalted digest one could brute-force) sits in
+ * memory, and the hash is part of the key so a password change in the file takes effect at once.
+ */
+export class CredentialChecker {
+  private readonly compare: PasswordCompare;
+  private readonly ttlMs: number;
+  private readonly now: () => number;
+  private readonly key = randomBytes(32);
+  /** Cache key → expiry (ms); insertion order is age order, for eviction. */
+  private readonly verified = new Map<string, number>();
+
+  constructor(options: CredentialCheckerOptions = {}) {
+    this.compare = options.compare ?? ((password, hash) => bcrypt.compare(password, hash));
+    this.ttlMs = options.ttlMs ?? DEFAULT_AUTH_CACHE_TTL_MS;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** True when the header carries a configured user with the right password. */
+  async check(users: ReadonlyMap<string, string>, header: string | undefined): Promise<boolean> {
+    const credentials = parseBasicAuth(header);
+    if (credentials === undefined) return false;
+    const known = users.get(credentials.user);
+    const hash = known ?? decoyHash(users);
+    const cacheKey = createHmac('sha256', this.key).update(JSON.stringify([credentials.user, hash, credentials.password])).digest('hex');
+    if (known !== undefined && this.remembered(cacheKey)) return true;
+    // bcrypt runs for unknown users too (against the decoy): see decoyHash.
+    const matches = await this.compare(credentials.password, hash);
+    if (!matches || known === undefined) return false;
+    this.remember(cacheKey);
+    return true;
+  }
+
+  /** Forgets every verification (the users may have changed). */
+  clear(): void {
+    this.verified.clear();
+  }
+
+  private remembered(cacheKey: string): boolean {
+    const expiry = this.verified.get(cacheKey);
+    if (expiry === undefined) return false;
+    if (expiry > this.now()) return true;
+    this.verified.delete(cacheKey);
+    return false;
+  }
+
+  private remember(cacheKey: string): void {
+    this.verified.delete(cacheKey);
+    while (this.verified.size >= AUTH_CACHE_MAX_ENTRIES) {
+      const oldest = this.verified.keys().next().value;
+      if (oldest === undefined) break;
+      this.verified.delete(oldest);
+    }
+    this.verified.set(cacheKey, this.now() + this.ttlMs);
+  }
+}
+
+function unauthorized(response: http.ServerResponse): void {
+  response.statusCode = 401;
+  response.setHeader('WWW-Authenticate', `Basic realm="${REALM}"`);
+  response.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  response.end('Unauthorized\n');
+}
+
+/** Headers and basic auth in front of the app, read from the configuration current at each request. */
+function guardedHandler(
+  app: Express,
+  current: () => WebConfig,
+  checker: CredentialChecker,
+  logger: WebServerLogger,
+): http.RequestListener {
+  return (request, response) => {
+    const config = current();
+    for (const [name, value] of Object.entries(config.headers)) response.setHeader(name, value);
+    if (config.users.size === 0) return void app(request, response);
+    checker.check(config.users, request.headers.authorization).then(
+      (ok) => (ok ? app(request, response) : unauthorized(response)),
+      (error: unknown) => {
+        logger.error({ code: 'basic_auth_failed', error: error instanceof Error ? error.name : typeof error }, 'basic auth check failed');
+        response.statusCode = 500;
+        response.end('Internal Server Error\n');
+      },
+    );
+  };
+}
+
+/**
+ * How each policy maps onto Node: whether the server asks for a certificate, whether OpenSSL
+ * drops the connection when it does not verify, and the check made once the handshake is done
+ * for what Node cannot express (a certificate that is required but not verified, or verified
+ * only when given).
+ */
+const CLIENT_CERT_POLICY: Record<
+  ClientAuthType,
+  { readonly requestCert: boolean; readonly rejectUnauthorized: boolean; readonly accept: (socket: TLSSocket) => boolean }
+> = {
+  NoClientCert: { requestCert: false, rejectUnauthorized: false, accept: () => true },
+  RequestClientCert: { requestCert: true, rejectUnauthorized: false, accept: () => true },
+  RequireAnyClientCert: { requestCert: true, rejectUnauthorized: false, accept: (socket) => presented(socket) },
+  VerifyClientCertIfGiven: { requestCert: true, rejectUnauthorized: false, accept: (socket) => !presented(socket) || socket.authorized },
+  RequireAndVerifyClientCert: { requestCert: true, rejectUnauthorized: true, accept: (socket) => presented(socket) && socket.authorized },
+};
+
+const presented = (socket: TLSSocket): boolean => socket.getPeerX509Certificate() !== undefined;
+
+const secureContextOptions = (tls: WebTlsConfig) => ({
+  cert: tls.cert,
+  key: tls.key,
+  ca: tls.clientCa,
+  minVersion: tls.minVersion,
+  maxVersion: tls.maxVersion,
+});
+
+/**
+ * tls.Server reads requestCert and rejectUnauthorized for every new connection, so setting them
+ * (with setSecureContext for the certificates) applies a reloaded policy to the next handshakes.
+ * They are plain fields of the server, not in @types/node.
+ */
+function applyTls(server: https.Server, tls: WebTlsConfig): void {
+  const { requestCert, rejectUnauthorized } = CLIENT_CERT_POLICY[tls.clientAuth];
+  server.setSecureContext(secureContextOptions(tls));
+  Object.assign(server, { requestCert, rejectUnauthorized });
+}
+
+function createTlsServer(tls: WebTlsConfig, handler: http.RequestListener, current: () => WebConfig): https.Server {
+  const { requestCert, rejectUnauthorized } = CLIENT_CERT_POLICY[tls.clientAuth];
+  const server = https.createServer({ ...secureContextOptions(tls), requestCert, rejectUnauthorized }, handler);
+  // Runs before the HTTP layer sees the connection; the policy is the one in force now, which is
+  // also correct for a session resumed from before a reload.
+  server.prependListener('secureConnection', (socket: TLSSocket) => {
+    const policy = current().tls?.clientAuth ?? 'NoClientCert';
+    if (!CLIENT_CERT_POLICY[policy].accept(socket)) socket.destroy();
+  });
+  return server;
+}
+
+/** fs.watchFile on a changing set of files; a poll keeps working across renames and symlink swaps. */
+class FileWatcher {
+  private readonly watched = new Map<string, (current: Stats, previous: Stats) => void>();
+
+  constructor(
+    private readonly intervalMs: number,
+    private readonly onChange: () => void,
+  ) {}
+
+  watch(files: Iterable<string>): void {
+    const wanted = new Set(files);
+    for (const [file, listener] of this.watched) {
+      if (!wanted.has(file)) {
+        unwatchFile(file, listener);
+        this.watched.delete(file);
+      }
+    }
+    for (const file of wanted) {
+      if (this.watched.has(file)) continue;
+      const listener = () => this.onChange();
+      // Not persistent: the watcher alone must not keep the process alive.
+      watchFile(file, { interval: this.intervalMs, persistent: false }, listener);
+      this.watched.set(file, listener);
+    }
+  }
+
+  stop(): void {
+    this.watch([]);
+  }
+}
+
+const describeConfig = (config: WebConfig) => ({
+  file: config.file,
+  tls: config.tls !== undefined,
+  client_auth_type: config.tls?.clientAuth,
+  min_version: config.tls?.minVersion,
+  basic_auth_users: config.users.size,
+});
+
+function warnAboutPlainAuth(config: WebConfig, logger: WebServerLogger): void {
+  if (config.tls === undefined && config.users.size > 0) {
+    logger.warn({ file: config.file }, 'basic auth without tls_server_config: passwords cross the network in clear text');
+  }
+}
+
+/** Runs one reload at a time, and folds triggers that arrive while one waits into it. */
+function serialized(run: () => Promise<boolean>): () => Promise<boolean> {
+  let chain: Promise<unknown> = Promise.resolve();
+  let waiting: Promise<boolean> | undefined;
+  return () => {
+    if (waiting !== undefined) return waiting;
+    const next = chain.then(() => {
+      waiting = undefined;
+      return run();
+    });
+    waiting = next;
+    chain = next.catch(() => undefined);
+    return next;
+  };
+}
+
+async function createConfiguredServer(app: Express, configFile: string, options: WebServerOptions): Promise<WebServer> {
+  const { logger } = options;
+  let config = await loadWebConfig(configFile);
+  let closed = false;
+  const current = () => config;
+  const checker = new CredentialChecker({ compare: options.compare, ttlMs: options.authCacheTtlMs, now: options.now });
+  const handler = guardedHandler(app, current, checker, logger);
+  const tlsServer = config.tls === undefined ? undefined : createTlsServer(config.tls, handler, current);
+  const server = tlsServer ?? http.createServer(handler);
+  logger.info(describeConfig(config), 'web config loaded');
+  warnAboutPlainAuth(config, logger);
+
+  const apply = (next: WebConfig): boolean => {
+    if ((next.tls === undefined) !== (tlsServer === undefined)) {
+      logger.error({ code: 'web_config_reload_failed', file: next.file, error: 'switching between HTTP and HTTPS needs a restart' }, 'web config not applied; keeping the last good configuration');
+      return false;
+    }
+    if (next.fingerprint === config.fingerprint) return false;
+    if (tlsServer !== undefined && next.tls !== undefined) applyTls(tlsServer, next.tls);
+    config = next;
+    checker.clear();
+    logger.info(describeConfig(next), 'web config reloaded');
+    warnAboutPlainAuth(next, logger);
+    return true;
+  };
+
+  const reloadOnce = async (): Promise<boolean> => {
+    if (closed) return false;
+    try {
+      const next = await loadWebConfig(configFile);
+      watcher.watch(next.files);
+      return closed ? false : apply(next);
+    } catch (error) {
+      // Keep watching what the broken file names too, so fixing any of them is noticed.
+      const named = (error as { files?: readonly string[] }).files ?? [];
+      watcher.watch([...config.files, ...named]);
+      logger.error(
+        { code: 'web_config_reload_failed', file: config.file, error: error instanceof Error ? error.message : String(error) },
+        'web config reload failed; keeping the last good configuration',
+      );
+      return false;
+    }
+  };
+  const reload = serialized(reloadOnce);
+  const watcher = new FileWatcher(options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, () => void reload());
+  watcher.watch(config.files);
+
+  return {
+    server,
+    reload,
+    close: async () => {
+      closed = true;
+      watcher.stop();
+      checker.clear();
+      await closeNow(server);
+    },
+  };
+}
+
+function closeNow(server: http.Server): Promise<void> {
+  if (!server.listening) return Promise.resolve();
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/**
+ * The web listener's server, not yet listening. Rejects with a WebConfigError (naming the file
+ * and the setting) when the config file does not load.
+ */
+export async function createWebServer(app: Express, options: WebServerOptions): Promise<WebServer> {
+  if (options.configFile !== undefined) return createConfiguredServer(app, options.configFile, options);
+  const server = http.createServer(app);
+  return { server, reload: async () => false, close: () => closeNow(server) };
+}
+
+/** Listens on host:port and resolves once bound (port 0 picks a free one). */
+export function listenOn<S extends http.Server>(server: S, address: { readonly host: string; readonly port: number }): Promise<S> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(address.port, address.host, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
