@@ -1,10 +1,17 @@
 /**
  * Properties (fast-check, time-boxed): no request body or field value makes the sidecar answer
  * 5xx, throw, or emit NaN; distinct label values never merge into one series; /metrics always
- * parses. `npm run fuzz` runs the same properties for longer.
+ * parses; webhook bodies and config files never fail in an unplanned way. `npm run fuzz` runs
+ * the same properties for longer (FUZZ_SECONDS per property).
  */
+import { createHmac } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
+import { stringify as stringifyYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
 import { MAPPED_EVENTS } from '../src/contract/hooks.js';
 import { sanitizeLabelValue } from '../src/metrics/labels.js';
 import { series } from './support/exposition.js';
@@ -127,5 +134,50 @@ describe('properties', () => {
     expect(samples.get(series('hermes_tokens_total', { kind: 'main', provider: 'p', model: 'm', type: 'input' }))).toBeUndefined();
     expect(samples.get(series('hermes_memory_write_bytes_total', { memory_provider: 'x', action: 'a' }))).toBeUndefined();
     await scrapeValid(harness);
+  });
+});
+
+describe('properties of the other inputs', () => {
+  it('arbitrary signed webhook bodies never get a 5xx and never break /metrics', async () => {
+    const secretDir = mkdtempSync(join(tmpdir(), 'sidecar-fuzz-'));
+    writeFileSync(join(secretDir, 'secret'), 'fuzz-secret');
+    const harness = startTestSidecar({ 'webhook.secret-file': join(secretDir, 'secret') });
+    const delivery = fc.oneof(
+      fc.anything(),
+      fc.record({ hook_event_name: eventName, tool_name: fieldValue, session_id: fieldValue, extra: fc.oneof(fields, fieldValue), delivery_id: fc.oneof(fc.uuid(), fieldValue), timestamp: fc.oneof(fc.date().map((date) => (Number.isNaN(date.getTime()) ? 'x' : date.toISOString())), fieldValue) }, { requiredKeys: [] }),
+    );
+    await fc.assert(
+      fc.asyncProperty(delivery, fc.boolean(), async (body, signed) => {
+        const text = JSON.stringify(body) ?? 'null';
+        const signature = `sha256=${createHmac('sha256', signed ? 'fuzz-secret' : 'other').update(text).digest('hex')}`;
+        const response = await harness.ingest.post('/v1/hooks').set({ 'Content-Type': 'application/json', 'X-Hermes-Signature-256': signature }).send(text);
+        expect(signed ? [202, 400] : [403]).toContain(response.status);
+      }),
+      { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS },
+    );
+    await scrapeValid(harness);
+  });
+
+  it('arbitrary config files either load or fail with a ConfigError, never anything else', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sidecar-fuzz-config-'));
+    const file = join(dir, 'config.yaml');
+    const value = fc.oneof(fc.integer(), fc.double(), fc.string(), fc.boolean(), fc.constant(null), fc.array(fc.oneof(fc.double(), fc.string()), { maxLength: 4 }));
+    const section = fc.dictionary(fc.constantFrom('listen_address', 'queue_capacity', 'max-body-bytes', 'telemetry-path', 'cap', 'allow', 'rewrite', 'api_seconds', 'count', 'level', 'bogus'), value, { maxKeys: 4 });
+    const document = fc.oneof(
+      fc.string(),
+      fc.dictionary(fc.constantFrom('web', 'ingest', 'labels', 'buckets', 'log', 'correlator', 'unknown'), fc.oneof(section, value, fc.dictionary(fc.constantFrom('model', 'tool', 'session_id'), section)), { maxKeys: 4 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(document, async (doc) => {
+        writeFileSync(file, typeof doc === 'string' ? doc : stringifyYaml(doc));
+        try {
+          const config = loadConfig({ argv: [`--config.file=${file}`], env: {} });
+          expect(config.ingest.queueCapacity).toBeGreaterThan(0);
+        } catch (error) {
+          expect(error).toBeInstanceOf(ConfigError);
+        }
+      }),
+      { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS },
+    );
   });
 });
