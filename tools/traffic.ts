@@ -289,7 +289,8 @@ export interface SendOptions {
   readonly rate: number;
   readonly batchSize?: number;
   readonly signal: AbortSignal;
-  readonly onResponse?: (status: number, lines: number) => void;
+  /** Called per request; `resent` marks a deliberate duplicate of the previous batch. */
+  readonly onResponse?: (status: number, lines: number, resent: boolean) => void;
 }
 
 /** Posts generated batches at about `rate` lines per second until the signal aborts. */
@@ -305,15 +306,15 @@ export async function sendTraffic(options: SendOptions): Promise<void> {
       lastHeartbeat = Date.now();
     }
     if (options.model.faults && batch % 5 === 0) lines.push(...options.model.envelopeRun());
-    await post(options, lines);
+    await post(options, lines, false);
     // Every tenth batch of a fault run is sent twice, as a plugin does after a lost response.
-    if (options.model.faults && batch % 10 === 9) await post(options, previous);
+    if (options.model.faults && batch % 10 === 9) await post(options, previous, true);
     previous = lines;
     await new Promise((resolve) => setTimeout(resolve, interval));
   }
 }
 
-async function post(options: SendOptions, lines: Line[]): Promise<void> {
+async function post(options: SendOptions, lines: Line[], resent: boolean): Promise<void> {
   try {
     const response = await fetch(options.url, {
       method: 'POST',
@@ -325,8 +326,8 @@ async function post(options: SendOptions, lines: Line[]): Promise<void> {
       signal: options.signal,
     });
     await response.arrayBuffer();
-    options.onResponse?.(response.status, lines.length);
+    options.onResponse?.(response.status, lines.length, resent);
   } catch {
-    options.onResponse?.(0, lines.length);
+    options.onResponse?.(0, lines.length, resent);
   }
 }
