@@ -11,6 +11,7 @@ import { mountHooksRoute } from './http/hooks.js';
 import { createIngestApp, type IngestAppOptions } from './http/ingest.js';
 import { createWebApp } from './http/web.js';
 import { MAPPED_EVENTS } from './contract/hooks.js';
+import { CATALOGUE } from './metrics/catalogue.js';
 import { LabelGuard, OPEN_LABELS } from './metrics/labels.js';
 import { DROP_REASONS } from './metrics/recorders/delivery.js';
 import { createRecorders, type Sweepable } from './metrics/recorders/index.js';
@@ -62,6 +63,7 @@ function zeroSelfMetrics(metrics: Metrics): void {
   for (const table of ['plugin_instances', 'sessions']) metrics.stateEvictions.inc({ table }, 0);
   for (const stage of ['collect', 'render']) metrics.scrapeErrors.inc({ stage }, 0);
   for (const label of OPEN_LABELS) metrics.labelOverflow.inc({ label }, 0);
+  for (const spec of Object.values(CATALOGUE)) if (spec.scope === 'agent') metrics.seriesOverflow.inc({ metric: spec.name }, 0);
   for (const hook of MAPPED_EVENTS) {
     if (hook === 'plugin_heartbeat') continue;
     for (const reason of DROP_REASONS) metrics.pluginCallbacksDropped.inc({ hook, reason }, 0);

@@ -31,6 +31,7 @@ interface OptionSpec {
 export const OPTIONS = [
   { flag: 'web.listen-address', kind: 'address', default: '0.0.0.0:9478', help: 'Address of the web listener (/metrics, /-/healthy, /-/ready).' },
   { flag: 'web.telemetry-path', kind: 'path', default: '/metrics', help: 'Path under which metrics are exposed.' },
+  { flag: 'web.config.file', kind: 'file', default: undefined, help: 'Exporter-toolkit web config for the web listener: TLS, client certificates, basic auth (docs/web-config.md); re-read when it changes.' },
   { flag: 'ingest.listen-address', kind: 'address', default: '127.0.0.1:9479', help: 'Address of the ingest listener (/v1/events, /v1/hooks). A non-loopback address requires a token.' },
   { flag: 'ingest.token-file', kind: 'file', default: undefined, help: 'File holding the bearer token ingest requires (or set HERMES_SIDECAR_INGEST_TOKEN).' },
   { flag: 'ingest.max-body-bytes', kind: 'positiveInt', default: 16 * 1024 * 1024, help: 'Largest request body accepted, counted after decompression (413 above).' },
@@ -69,7 +70,7 @@ export interface ListenAddress {
 }
 
 export interface Config {
-  readonly web: { readonly listen: ListenAddress; readonly telemetryPath: string };
+  readonly web: { readonly listen: ListenAddress; readonly telemetryPath: string; readonly configFile: string | undefined };
   readonly ingest: {
     readonly listen: ListenAddress;
     readonly token: string | undefined;
@@ -304,7 +305,7 @@ export function loadConfig(inputs: ConfigInputs): Config {
   }
 
   return deepFreeze({
-    web: { listen: get('web.listen-address'), telemetryPath: get('web.telemetry-path') },
+    web: { listen: get('web.listen-address'), telemetryPath: get('web.telemetry-path'), configFile: get('web.config.file') },
     ingest: {
       listen: ingestListen,
       token,

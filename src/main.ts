@@ -6,6 +6,7 @@
  */
 import { boundAddress, closeServer, createSidecar, listen } from './app.js';
 import { ConfigError, helpText, loadConfig } from './config.js';
+import { createWebServer, listenOn } from './http/webServer.js';
 import { createLogger } from './log.js';
 import { VERSION } from './version.js';
 
@@ -16,7 +17,8 @@ async function runSidecar(argv: readonly string[]): Promise<void> {
   const logger = createLogger(config.logLevel);
   const sidecar = createSidecar(config, { logger });
 
-  const web = await listen(sidecar.webApp, config.web.listen);
+  const webServer = await createWebServer(sidecar.webApp, { configFile: config.web.configFile, logger });
+  const web = await listenOn(webServer.server, config.web.listen);
   const ingest = await listen(sidecar.ingestApp, config.ingest.listen);
   const sweeper = setInterval(() => sidecar.sweep(), config.correlator.sweepIntervalSeconds * 1000);
   sweeper.unref();
@@ -29,12 +31,14 @@ async function runSidecar(argv: readonly string[]): Promise<void> {
     await sidecar.drained();
     await closeServer(ingest, CLOSE_GRACE_MS);
     await closeServer(web, CLOSE_GRACE_MS);
+    await webServer.close();
     clearInterval(sweeper);
     logger.info({ applied_events: sidecar.dispatcher.applied }, 'stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGHUP', () => void webServer.reload());
   // Logged last: whoever waits for this line may signal the process at once.
   logger.info(
     { web: boundAddress(web), ingest: boundAddress(ingest), telemetry_path: config.web.telemetryPath, version: VERSION },

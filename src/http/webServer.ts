@@ -3,16 +3,18 @@
  * client certificates, bcrypt basic auth and extra response headers (see webConfig.ts and
  * docs/web-config.md).
  *
- * The file and the certificate, key and CA files it names are polled and re-applied when they
- * change, so certificate rotation and user changes need no restart. A file that does not load
- * is logged (the error only, never the content) and the last good configuration stays in force.
+ * The file and the certificate, key and CA files it names are polled (ChangePoller) and
+ * re-applied when they change, so certificate rotation and user changes need no restart. A file
+ * that does not load is logged (the error only, never the content) and the last good
+ * configuration stays in force.
  * Switching between HTTP and HTTPS is the one change that needs a restart: a listening socket
  * cannot change protocol.
  */
-import { createHmac, randomBytes } from 'node:crypto';
-import { unwatchFile, watchFile, type Stats } from 'node:fs';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
+import { resolve as resolvePath } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import bcrypt from 'bcryptjs';
 import type { Express } from 'express';
@@ -235,34 +237,79 @@ function createTlsServer(tls: WebTlsConfig, handler: http.RequestListener, curre
   return server;
 }
 
-/** fs.watchFile on a changing set of files; a poll keeps working across renames and symlink swaps. */
-class FileWatcher {
-  private readonly watched = new Map<string, (current: Stats, previous: Stats) => void>();
+/** One digest over the bytes (or the read error) of each file, in order. */
+async function digestFiles(files: readonly string[]): Promise<string> {
+  const digest = createHash('sha256');
+  for (const file of files) {
+    digest.update(`${file}\0`);
+    try {
+      const bytes = await readFile(file);
+      digest.update(`${bytes.length}\0`).update(bytes);
+    } catch (error) {
+      digest.update(`!${(error as NodeJS.ErrnoException).code ?? 'error'}\0`);
+    }
+  }
+  return digest.digest('hex');
+}
+
+/**
+ * Notices changes to the config file and the files it names by polling their content.
+ *
+ * Content rather than fs.watchFile's stat: the digest is taken *before* a load reads the files,
+ * so a write that lands during or after the load is always seen on the next poll (a stat
+ * watcher's first reading races with such a write and can miss it), and same-size rewrites
+ * within one mtime tick or symlink swaps (Kubernetes secrets) are caught too. The files are a
+ * few KB, so reading them every couple of seconds costs nothing.
+ *
+ * A change must read the same on two consecutive polls before it is acted on, so a file caught
+ * half-written (an empty web config would mean "no auth") is never applied.
+ */
+class ChangePoller {
+  private files: readonly string[] = [];
+  private baseline = '';
+  private candidate: string | undefined;
+  private polling = false;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly intervalMs: number,
-    private readonly onChange: () => void,
+    private readonly onChange: () => Promise<unknown>,
   ) {}
 
-  watch(files: Iterable<string>): void {
-    const wanted = new Set(files);
-    for (const [file, listener] of this.watched) {
-      if (!wanted.has(file)) {
-        unwatchFile(file, listener);
-        this.watched.delete(file);
-      }
-    }
-    for (const file of wanted) {
-      if (this.watched.has(file)) continue;
-      const listener = () => this.onChange();
-      // Not persistent: the watcher alone must not keep the process alive.
-      watchFile(file, { interval: this.intervalMs, persistent: false }, listener);
-      this.watched.set(file, listener);
-    }
+  start(): void {
+    this.timer ??= setInterval(() => void this.poll(), this.intervalMs);
+    // The poller alone must not keep the process alive.
+    this.timer.unref();
+  }
+
+  get tracked(): readonly string[] {
+    return this.files;
+  }
+
+  /** Records the content a load is about to read. */
+  async capture(files: readonly string[]): Promise<void> {
+    this.files = files;
+    this.baseline = await digestFiles(files);
+    this.candidate = undefined;
   }
 
   stop(): void {
-    this.watch([]);
+    clearInterval(this.timer);
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      const now = await digestFiles(this.files);
+      if (now === this.baseline) this.candidate = undefined;
+      else if (now !== this.candidate) this.candidate = now;
+      else await this.onChange();
+    } catch {
+      // onChange logs its own failures; a poll must never become an unhandled rejection.
+    } finally {
+      this.polling = false;
+    }
   }
 }
 
@@ -296,10 +343,41 @@ function serialized(run: () => Promise<boolean>): () => Promise<boolean> {
   };
 }
 
+type Attempt = { readonly config: WebConfig; readonly error?: undefined } | { readonly config?: undefined; readonly error: unknown };
+
+const sameFiles = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((file, index) => file === b[index]);
+
+/**
+ * Loads the config with the poller's snapshot taken first. The files to snapshot are only known
+ * once the config has been read, so when a load names files the snapshot did not cover, it is
+ * taken again and the load repeated (loads are cheap: no bcrypt). A failed load keeps the last
+ * good config's files watched, plus whatever the broken one names, so fixing any of them counts.
+ */
+async function loadTracked(configFile: string, poller: ChangePoller, lastGood: WebConfig | undefined): Promise<Attempt> {
+  let files = poller.tracked.length > 0 ? poller.tracked : [resolvePath(configFile)];
+  let attempt: Attempt = { error: new Error('not loaded') };
+  for (let pass = 0; pass < 3; pass += 1) {
+    await poller.capture(files);
+    attempt = await loadWebConfig(configFile).then(
+      (config): Attempt => ({ config }),
+      (error: unknown): Attempt => ({ error }),
+    );
+    const named =
+      attempt.config?.files ??
+      [...new Set([...(lastGood?.files ?? []), ...((attempt.error as { files?: readonly string[] }).files ?? [])])];
+    if (sameFiles(named, files)) break;
+    files = named;
+  }
+  return attempt;
+}
+
 async function createConfiguredServer(app: Express, configFile: string, options: WebServerOptions): Promise<WebServer> {
   const { logger } = options;
-  let config = await loadWebConfig(configFile);
   let closed = false;
+  const poller = new ChangePoller(options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, () => reload());
+  const first = await loadTracked(configFile, poller, undefined);
+  if (first.config === undefined) throw first.error;
+  let config = first.config;
   const current = () => config;
   const checker = new CredentialChecker({ compare: options.compare, ttlMs: options.authCacheTtlMs, now: options.now });
   const handler = guardedHandler(app, current, checker, logger);
@@ -310,7 +388,10 @@ async function createConfiguredServer(app: Express, configFile: string, options:
 
   const apply = (next: WebConfig): boolean => {
     if ((next.tls === undefined) !== (tlsServer === undefined)) {
-      logger.error({ code: 'web_config_reload_failed', file: next.file, error: 'switching between HTTP and HTTPS needs a restart' }, 'web config not applied; keeping the last good configuration');
+      logger.error(
+        { code: 'web_config_reload_failed', file: next.file, error: 'switching between HTTP and HTTPS needs a restart' },
+        'web config not applied; keeping the last good configuration',
+      );
       return false;
     }
     if (next.fingerprint === config.fingerprint) return false;
@@ -324,31 +405,31 @@ async function createConfiguredServer(app: Express, configFile: string, options:
 
   const reloadOnce = async (): Promise<boolean> => {
     if (closed) return false;
-    try {
-      const next = await loadWebConfig(configFile);
-      watcher.watch(next.files);
-      return closed ? false : apply(next);
-    } catch (error) {
-      // Keep watching what the broken file names too, so fixing any of them is noticed.
-      const named = (error as { files?: readonly string[] }).files ?? [];
-      watcher.watch([...config.files, ...named]);
-      logger.error(
-        { code: 'web_config_reload_failed', file: config.file, error: error instanceof Error ? error.message : String(error) },
-        'web config reload failed; keeping the last good configuration',
-      );
-      return false;
+    const attempt = await loadTracked(configFile, poller, config);
+    if (closed) return false;
+    let error = attempt.error;
+    if (attempt.config !== undefined) {
+      try {
+        return apply(attempt.config);
+      } catch (applyError) {
+        error = applyError;
+      }
     }
+    logger.error(
+      { code: 'web_config_reload_failed', file: config.file, error: error instanceof Error ? error.message : String(error) },
+      'web config reload failed; keeping the last good configuration',
+    );
+    return false;
   };
   const reload = serialized(reloadOnce);
-  const watcher = new FileWatcher(options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, () => void reload());
-  watcher.watch(config.files);
+  poller.start();
 
   return {
     server,
     reload,
     close: async () => {
       closed = true;
-      watcher.stop();
+      poller.stop();
       checker.clear();
       await closeNow(server);
     },

@@ -118,3 +118,32 @@ describe('graceful shutdown', () => {
     expect(sidecar.logs.map((line) => line.msg)).toEqual(['listening', 'shutting down: draining the ingest queue', 'stopped']);
   });
 });
+
+describe('--web.config.file', () => {
+  it('puts basic auth in front of /metrics, and refuses to start on an invalid file', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const bcrypt = (await import('bcryptjs')).default;
+    const dir = mkdtempSync(join(tmpdir(), 'sidecar-web-'));
+    const file = join(dir, 'web.yml');
+    writeFileSync(file, `basic_auth_users:\n  prometheus: ${bcrypt.hashSync('scrape-me', 4)}\n`);
+    const sidecar = await startSidecarProcess([`--web.config.file=${file}`]);
+    try {
+      const anonymous = await fetch(`${sidecar.web}/metrics`);
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get('www-authenticate')).toBe('Basic realm="hermes-prometheus-sidecar"');
+      const wrong = await fetch(`${sidecar.web}/metrics`, { headers: { Authorization: `Basic ${Buffer.from('prometheus:nope').toString('base64')}` } });
+      expect(wrong.status).toBe(401);
+      const right = await fetch(`${sidecar.web}/metrics`, { headers: { Authorization: `Basic ${Buffer.from('prometheus:scrape-me').toString('base64')}` } });
+      expect(right.status).toBe(200);
+      expect(await right.text()).toContain('hermes_sidecar_build_info');
+    } finally {
+      await sidecar.stop();
+    }
+    writeFileSync(file, 'basic_auth_users:\n  prometheus: not-a-bcrypt-hash\n');
+    const refused = run([`--web.config.file=${file}`, '--web.listen-address=127.0.0.1:0', '--ingest.listen-address=127.0.0.1:0']);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain(`--web.config.file: ${file}: basic_auth_users.prometheus`);
+  });
+});

@@ -1,6 +1,6 @@
 /** --web.config.file: the exporter-toolkit format, loaded and validated (src/http/webConfig.ts). */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
@@ -119,6 +119,23 @@ http_server_config:
     ]);
     expect(first.fingerprint).toBe(second.fingerprint);
     expect(other.fingerprint).not.toBe(first.fingerprint);
+  });
+});
+
+describe('docs/web-config.md', () => {
+  it('its example loads (with certificates under the names it uses)', async () => {
+    const doc = readFileSync(new URL('../../docs/web-config.md', import.meta.url), 'utf8');
+    const example = /```yaml\n([\s\S]*?)```/.exec(doc)?.[1] ?? '';
+    const exampleDir = mkdtempSync(join(tmpdir(), 'sidecar-webconfig-doc-'));
+    for (const [from, to] of [['server.crt', 'server.crt'], ['server.key', 'server.key'], ['ca.crt', 'scrapers-ca.crt']] as const) {
+      copyFileSync(join(dir, from), join(exampleDir, to));
+    }
+    const file = join(exampleDir, 'web.yml');
+    writeFileSync(file, example);
+    const config = await loadWebConfig(file);
+    expect(config.tls).toMatchObject({ clientAuth: 'RequireAndVerifyClientCert', minVersion: 'TLSv1.3' });
+    expect([...config.users.keys()]).toEqual(['prometheus']);
+    expect(Object.keys(config.headers)).toEqual(['X-Frame-Options', 'X-Content-Type-Options', 'Strict-Transport-Security']);
   });
 });
 
