@@ -5,6 +5,7 @@
  * exit 0.
  */
 import { boundAddress, closeServer, createSidecar, listen } from './app.js';
+import { defaultPluginSourceDir, runInstallPlugin } from './cli/installPlugin.js';
 import { ConfigError, helpText, loadConfig } from './config.js';
 import { createWebServer, listenOn } from './http/webServer.js';
 import { createLogger } from './log.js';
@@ -47,6 +48,14 @@ async function runSidecar(argv: readonly string[]): Promise<void> {
 }
 
 async function main(argv: readonly string[]): Promise<number | undefined> {
+  if (argv[0] === 'install-plugin') {
+    return runInstallPlugin(argv.slice(1), {
+      stdout: (text) => process.stdout.write(text),
+      stderr: (text) => process.stderr.write(text),
+      env: process.env,
+      pluginSourceDir: defaultPluginSourceDir(),
+    });
+  }
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(helpText());
     return 0;

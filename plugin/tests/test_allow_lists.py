@@ -1,0 +1,183 @@
+"""Exactly which fields are sent for each canonical Hermes payload (CONTRACT.md Appendix A)."""
+
+import unittest
+
+from plugin.tests import support
+from plugin.tests.hermes_dispatch import PluginManager, load_directory_plugin
+from plugin.tests.support import NotSerializable, RecordingSidecar
+
+SESSION = "20260920_141203_9f3c2a"
+TURN = "t_7c1e5b20"
+MODEL = "anthropic/claude-sonnet-4.6"
+USAGE = {"input_tokens": 1204, "output_tokens": 412, "cache_read_tokens": 18030,
+         "cache_write_tokens": 952, "reasoning_tokens": 0, "request_count": 1,
+         "prompt_tokens": 20186, "total_tokens": 20598}
+AUX_USAGE = {"input_tokens": 310, "output_tokens": 9, "cache_read_tokens": 0,
+             "cache_write_tokens": 0, "reasoning_tokens": 0, "request_count": 1,
+             "prompt_tokens": 310, "total_tokens": 319}
+API_IDS = {"task_id": SESSION, "turn_id": TURN, "session_id": SESSION, "platform": "cli",
+           "model": MODEL, "provider": "openrouter", "api_mode": "chat_completions"}
+TOOL_IDS = {"tool_name": "terminal", "task_id": SESSION, "session_id": SESSION,
+            "tool_call_id": "toolu_01HkQ9", "turn_id": TURN, "api_request_id": TURN + ":api:2"}
+APPROVAL = {"pattern_key": "rm_rf", "session_key": "agent:main:telegram:dm:123456",
+            "surface": "gateway", "turn_id": TURN, "tool_call_id": "toolu_01Zz77"}
+AUX = {"aux_task": "title_generation", "task_id": "", "turn_id": "", "session_id": SESSION,
+       "platform": "", "api_request_id": "aux-3b1f", "api_call_count": 1, "retry_count": 0,
+       "streaming": False, "model": "google/gemini-3.5-flash", "provider": "openrouter",
+       "api_mode": "chat_completions", "started_at": 1789862420.100}
+
+# The ``data`` object the sidecar receives for each Appendix A payload, written out by hand.
+EXPECTED = {
+    "A.1": {"session_id": SESSION, "model": MODEL, "platform": "cli"},
+    "A.2": {"session_id": SESSION, "task_id": SESSION, "turn_id": TURN, "completed": True,
+            "failed": False, "interrupted": False,
+            "turn_exit_reason": "text_response(finish_reason=stop)", "model": MODEL,
+            "platform": "cli"},
+    "A.2-cli-exit": {"session_id": SESSION, "completed": False, "interrupted": True,
+                     "model": MODEL, "platform": "cli", "reason": "cli_exit"},
+    "A.3": {"session_id": SESSION, "platform": "telegram", "reason": "idle_expiry"},
+    "A.4": {"session_id": "20260920_160511_1a2b3c", "platform": "telegram",
+            "reason": "new_command", "old_session_id": SESSION,
+            "new_session_id": "20260920_160511_1a2b3c"},
+    "A.5": {"session_id": SESSION, "task_id": SESSION, "turn_id": TURN, "is_first_turn": True,
+            "model": MODEL, "platform": "cli", "parent_session_id": ""},
+    "A.6": {"session_id": SESSION, "task_id": SESSION, "turn_id": TURN, "model": MODEL,
+            "platform": "cli"},
+    "A.7": dict(API_IDS, api_request_id=TURN + ":api:2", api_call_count=2, retry_count=0,
+                message_count=6, tool_count=31, approx_input_tokens=20410,
+                request_char_count=81640, max_tokens=16000, started_at=1789862412.481),
+    "A.8": dict(API_IDS, api_request_id=TURN + ":api:2", api_call_count=2, api_duration=6.842,
+                started_at=1789862412.481, ended_at=1789862419.323,
+                first_chunk_at=1789862413.902, finish_reason="tool_calls", message_count=6,
+                response_model="anthropic/claude-4.6-sonnet-20260514", usage=USAGE,
+                assistant_content_chars=29, assistant_tool_call_count=1),
+    "A.9": dict(API_IDS, api_request_id=TURN + ":api:3", api_call_count=3, api_duration=1.207,
+                started_at=1789862425.010, ended_at=1789862426.217, first_chunk_at=None,
+                first_delta_at=None, status_code=429, retry_count=0, max_retries=3,
+                retryable=True, reason="rate_limit"),
+    "A.10": TOOL_IDS,
+    "A.11": dict(TOOL_IDS, duration_ms=3412, status="ok", error_type=None),
+    "A.11-error": dict(TOOL_IDS, duration_ms=3412, status="error", error_type="tool_error"),
+    "A.11-blocked": dict(TOOL_IDS, duration_ms=0, status="blocked", error_type="plugin_block"),
+    "A.11-timeout": dict(TOOL_IDS, duration_ms=420000, status="timeout",
+                         error_type="tool_timeout"),
+    "A.13": dict(APPROVAL, session_id=SESSION),
+    "A.14": dict(APPROVAL, choice="once"),
+    "A.14-smart": dict(APPROVAL, surface="smart", choice="smart_deny", decided_by="aux_llm"),
+    "A.15": {"parent_session_id": SESSION, "parent_turn_id": TURN, "parent_subagent_id": None,
+             "child_session_id": "20260920_141530_44d1e0", "child_subagent_id": "sa-0-4f9e21c3",
+             "child_role": "leaf"},
+    "A.16": {"parent_session_id": SESSION, "parent_turn_id": TURN,
+             "child_session_id": "20260920_141530_44d1e0", "child_role": "leaf",
+             "child_status": "completed", "duration_ms": 41270},
+    "A.17-pre": AUX,
+    "A.17-post": dict(AUX, api_duration=0.912, ended_at=1789862421.012, finish_reason="stop",
+                      response_model="google/gemini-3.5-flash", usage=AUX_USAGE,
+                      assistant_content_chars=31, assistant_tool_call_count=0, error=False,
+                      error_type=None),
+}
+
+OBSERVER_EXPECTED = {
+    "agent_start": {"session_id": SESSION, "task_id": SESSION, "turn_id": TURN,
+                    "run_start_time_ms": 1789862410120},
+    "agent_end": {"session_id": SESSION, "task_id": SESSION, "turn_id": TURN,
+                  "run_duration_ms": 18342, "stop_reason": "end_turn"},
+    "pre_api_request": {"api_request_id": TURN + ":api:1", "session_id": SESSION,
+                        "task_id": SESSION, "provider": "openrouter", "model": MODEL,
+                        "api_mode": "chat_completions"},
+    "post_api_request": {"api_request_id": TURN + ":api:1", "session_id": SESSION,
+                         "task_id": SESSION, "provider": "openrouter", "model": MODEL,
+                         "api_mode": "chat_completions", "usage": USAGE, "duration_ms": 6842},
+    "api_request_error": {"api_request_id": TURN + ":api:2", "session_id": SESSION,
+                          "task_id": SESSION, "provider": "openrouter", "model": MODEL,
+                          "api_mode": "chat_completions", "error": True,
+                          "error_type": "RateLimitError", "duration_ms": 1207},
+    "pre_tool_call": {"session_id": SESSION, "task_id": SESSION, "tool_name": "terminal",
+                      "tool_call_id": "toolu_01HkQ9"},
+    "post_tool_call": {"session_id": SESSION, "task_id": SESSION, "tool_name": "terminal",
+                       "tool_call_id": "toolu_01HkQ9", "duration_ms": 3412, "error": False},
+    "post_tool_call-error": {"session_id": SESSION, "task_id": SESSION,
+                             "tool_name": "read_file", "tool_call_id": "toolu_01Qx2",
+                             "duration_ms": 12, "error": True},
+    "memory_write": {"session_id": SESSION, "task_id": SESSION, "memory_provider": "builtin",
+                     "action": "add", "size_bytes": 214},
+    "turn_end": {"session_id": SESSION, "turn_id": TURN, "turn_start_time_ms": 1789862410100,
+                 "turn_end_time_ms": 1789862428442, "turn_duration_ms": 18342},
+    "session_event": {"session_id": SESSION, "session_key": "agent:main:telegram:dm:123456",
+                      "event": "created", "timestamp": 1789862410.1},
+}
+
+
+def fixture_payload(hook, payload):
+    """The Appendix A payload as Hermes would pass it (a real object in assistant_message)."""
+    payload = dict(payload)
+    if hook == "post_api_request":
+        payload["assistant_message"] = NotSerializable()
+    return payload
+
+
+class AllowListTest(unittest.TestCase):
+    def setUp(self):
+        self.sidecar = RecordingSidecar()
+        self.addCleanup(self.sidecar.close)
+
+    def load(self, observer_hooks=False):
+        manager = PluginManager()
+        with support.patched_environ(support.fast_env(self.sidecar.url)):
+            module = load_directory_plugin(support.PLUGIN_DIR, manager, observer_hooks)
+        bridges = list(module._LIVE_BRIDGES)
+        self.assertEqual(len(bridges), 1)
+        self.addCleanup(bridges[0].shutdown, 0.5)
+        return manager, bridges[0]
+
+    def test_every_appendix_a_payload_sends_exactly_its_content_free_fields(self):
+        manager, bridge = self.load()
+        cases = support.appendix_a()
+        self.assertEqual(sorted(cases), sorted(EXPECTED))
+        order = sorted(cases)
+        for key in order:
+            hook, payload = cases[key]
+            self.assertEqual(manager.invoke_hook(hook, **fixture_payload(hook, payload)), [])
+        self.assertTrue(bridge.flush(2.0))
+        events = self.sidecar.events()
+        self.assertEqual(len(events), len(order))
+        for index, (key, event) in enumerate(zip(order, events)):
+            with self.subTest(payload=key):
+                self.assertEqual(sorted(event), ["data", "event", "instance", "observed_at", "seq"])
+                self.assertEqual(event["event"], cases[key][0])
+                self.assertEqual(event["seq"], index + 1)
+                self.assertEqual(event["instance"], bridge.instance)
+                self.assertEqual(event["data"], EXPECTED[key])
+        self.assertEqual(manager.failures, [])
+
+    def test_envelope_variant_sends_data_fields_and_only_an_error_flag(self):
+        manager, bridge = self.load(observer_hooks=True)
+        cases = support.observer_payloads()
+        self.assertEqual(sorted(cases), sorted(OBSERVER_EXPECTED))
+        order = sorted(cases)
+        for key in order:
+            event, data = cases[key]
+            self.assertEqual(manager.emit_observer(event, data), [])
+        self.assertTrue(bridge.flush(2.0))
+        events = self.sidecar.events()
+        self.assertEqual([e["event"] for e in events], [cases[key][0] for key in order])
+        for key, event in zip(order, events):
+            with self.subTest(payload=key):
+                self.assertEqual(event["data"], OBSERVER_EXPECTED[key])
+        self.assertEqual(manager.failures, [])
+
+    def test_no_allow_list_names_a_content_field(self):
+        fields = support.fields_module
+        for table in (fields.HOOK_FIELDS, fields.OBSERVER_FIELDS):
+            for hook, allowed in table.items():
+                with self.subTest(hook=hook):
+                    self.assertEqual(set(allowed) & fields.CONTENT_FIELDS, set())
+                    self.assertEqual(len(allowed), len(set(allowed)))
+        error_hooks = {h for h, allowed in fields.HOOK_FIELDS.items() if "error" in allowed}
+        self.assertEqual(error_hooks, set(fields.ERROR_FLAG_HOOKS))
+        error_events = {e for e, allowed in fields.OBSERVER_FIELDS.items() if "error" in allowed}
+        self.assertEqual(error_events, set(fields.OBSERVER_ERROR_FLAG_EVENTS))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,126 @@
+"""One odd value never costs the event: only that field is dropped (or reduced)."""
+
+import enum
+import json
+import math
+import unittest
+
+from plugin.tests import support
+from plugin.tests.support import NotSerializable, RecordingSidecar
+
+fields = support.fields_module
+
+
+class Color(str, enum.Enum):
+    RED = "red"
+
+
+class Level(enum.IntEnum):
+    HIGH = 3
+
+
+class OddValuesTest(unittest.TestCase):
+    def send(self, hook, **kwargs):
+        """Deliver one event through a real bridge and sidecar; return its ``data``."""
+        with RecordingSidecar() as sidecar:
+            bridge = support.bridge_module.Bridge(support.fast_config(sidecar.url))
+            bridge.start()
+            callback = bridge.hook_callback(hook, fields.HOOK_FIELDS[hook],
+                                            error_flag=hook in fields.ERROR_FLAG_HOOKS)
+            self.assertIsNone(callback(**kwargs))
+            self.assertTrue(bridge.flush(2.0))
+            bridge.shutdown(0.5)
+            events = sidecar.events()
+        self.assertEqual(len(events), 1)
+        self.assertEqual(bridge.dropped(), {})
+        return events[0]["data"]
+
+    def test_unserializable_message_none_usage_and_bad_scalars_keep_the_event(self):
+        data = self.send(
+            "post_api_request",
+            assistant_message=NotSerializable(),   # never read
+            response={"assistant_message": NotSerializable()},
+            usage=None,                            # "no usage" is forwarded as null
+            model=b"anthropic/claude",             # bytes: dropped
+            provider={"name": "openrouter"},       # nested object: dropped
+            api_mode=["chat_completions"],         # list: dropped
+            api_duration=float("nan"),             # NaN: dropped
+            started_at=float("inf"),               # inf: dropped
+            ended_at=-math.inf,                    # -inf: dropped
+            api_call_count=10 ** 30,               # meaningless int: dropped
+            response_model="m" * 10000,            # huge string: truncated
+            finish_reason=Color.RED,               # str enum: its value
+            message_count=Level.HIGH,              # int enum: its value
+            session_id="\ud800lone-surrogate",     # still valid JSON (escaped)
+            first_chunk_at=None,
+        )
+        self.assertEqual(data, {
+            "usage": None,
+            "response_model": "m" * fields.MAX_STRING_CHARS,
+            "finish_reason": "red",
+            "message_count": 3,
+            "session_id": "\ud800lone-surrogate",
+            "first_chunk_at": None,
+        })
+
+    def test_usage_keeps_only_finite_numeric_token_keys(self):
+        data = self.send("post_api_request", usage={
+            "input_tokens": 10, "output_tokens": 2.5, "cache_read_tokens": float("nan"),
+            "cache_write_tokens": "12", "reasoning_tokens": True, "prompt_tokens": None,
+            "total_tokens": 10 ** 40, "request_count": 1, "completion_tokens": 7,
+            "cost_usd": 0.01, "details": {"cached_tokens": 3},
+        })
+        self.assertEqual(data, {"usage": {"input_tokens": 10, "output_tokens": 2.5,
+                                          "request_count": 1, "completion_tokens": 7}})
+
+    def test_usage_that_is_not_a_mapping_is_dropped(self):
+        self.assertEqual(self.send("post_api_request", usage="1204 tokens", model="m"),
+                         {"model": "m"})
+
+    def test_usage_is_snapshotted_when_the_callback_runs(self):
+        with RecordingSidecar() as sidecar:
+            bridge = support.bridge_module.Bridge(support.fast_config(sidecar.url))
+            callback = bridge.hook_callback("post_api_request",
+                                            fields.HOOK_FIELDS["post_api_request"])
+            usage = {"input_tokens": 1}
+            callback(usage=usage)
+            usage["input_tokens"] = 999  # Hermes mutating its dict later changes nothing
+            bridge.start()
+            self.assertTrue(bridge.flush(2.0))
+            bridge.shutdown(0.5)
+            self.assertEqual(sidecar.events()[0]["data"], {"usage": {"input_tokens": 1}})
+
+    def test_error_text_becomes_a_flag(self):
+        self.assertEqual(self.send("post_auxiliary_call", error="boom: provider said X"),
+                         {"error": True})
+        self.assertEqual(self.send("post_auxiliary_call", error=None), {"error": False})
+        self.assertEqual(self.send("post_auxiliary_call", error=""), {"error": False})
+        self.assertEqual(self.send("post_auxiliary_call", error={"message": "x"}),
+                         {"error": True})
+
+    def test_clean_scalar_table(self):
+        missing = fields.MISSING
+        table = [
+            ("abc", "abc"), ("", ""), (None, None), (True, True), (0, 0), (-5, -5),
+            (1.5, 1.5), (float("nan"), missing), (float("inf"), missing), (b"x", missing),
+            (bytearray(b"x"), missing), ({"a": 1}, missing), ([1], missing), ((1,), missing),
+            (object(), missing), (2 ** 63, 2 ** 63), (2 ** 63 + 1, missing),
+            (Color.RED, "red"), (Level.HIGH, 3),
+        ]
+        for value, expected in table:
+            with self.subTest(value=repr(value)[:40]):
+                self.assertIs(type(fields.clean_scalar(value)), type(expected))
+                if expected is not missing:
+                    self.assertEqual(fields.clean_scalar(value), expected)
+
+    def test_encoded_line_is_strict_json(self):
+        line = support.bridge_module.encode_event(
+            "post_tool_call", 1789862412.5, "abc", 7,
+            {"duration_ms": float("nan"), "tool_name": "terminal"})
+        self.assertEqual(json.loads(line), {
+            "event": "post_tool_call", "observed_at": 1789862412.5, "instance": "abc", "seq": 7,
+            "data": {"tool_name": "terminal"}})
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,173 @@
+"""register(ctx): what is registered, the manifest, configuration and the disable switch."""
+
+import inspect
+import logging
+import os
+import tempfile
+import threading
+import unittest
+
+from plugin.tests import support
+from plugin.tests.hermes_dispatch import PluginContext, PluginManager, load_directory_plugin
+
+FLAT_HOOKS = [
+    "on_session_start", "on_session_end", "on_session_finalize", "on_session_reset",
+    "pre_llm_call", "post_llm_call", "pre_api_request", "post_api_request", "api_request_error",
+    "pre_auxiliary_call", "post_auxiliary_call", "pre_tool_call", "post_tool_call",
+    "pre_approval_request", "post_approval_response", "subagent_start", "subagent_stop",
+]
+ENVELOPE_EVENTS = [
+    "agent_start", "agent_end", "pre_api_request", "post_api_request", "api_request_error",
+    "pre_tool_call", "post_tool_call", "memory_write", "turn_end", "session_event",
+]
+
+
+def sender_threads():
+    return [t for t in threading.enumerate() if t.name == "hermes-prometheus-bridge"]
+
+
+def manifest_hooks():
+    """The ``hooks:`` list of plugin.yaml (a flat list, read without a YAML library)."""
+    hooks, inside = [], False
+    with open(os.path.join(support.PLUGIN_DIR, "plugin.yaml"), encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith("hooks:"):
+                inside = True
+            elif inside and line.startswith("  - "):
+                hooks.append(line[4:].strip())
+            elif inside and line.strip() and not line.startswith(" "):
+                inside = False
+    return hooks
+
+
+def manifest_scalar(name):
+    with open(os.path.join(support.PLUGIN_DIR, "plugin.yaml"), encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith(name + ":"):
+                return line.split(":", 1)[1].strip()
+    return None
+
+
+class RegisterTest(unittest.TestCase):
+    def load(self, env, observer_hooks=False):
+        manager = PluginManager()
+        with support.patched_environ(env):
+            module = load_directory_plugin(support.PLUGIN_DIR, manager, observer_hooks)
+        for bridge in list(module._LIVE_BRIDGES):
+            self.addCleanup(bridge.shutdown, 0.2)
+        return manager, module
+
+    def test_registers_every_flat_hook_with_a_kwargs_callback(self):
+        manager, _module = self.load(support.fast_env(support.unused_port_url()[1]))
+        self.assertEqual(manager.hook_names(), sorted(FLAT_HOOKS))
+        self.assertEqual(manager.observer_event_names(), [])
+        for hook in FLAT_HOOKS:
+            (callback,) = manager._hooks[hook]
+            kinds = [p.kind for p in inspect.signature(callback).parameters.values()]
+            self.assertEqual(kinds, [inspect.Parameter.VAR_KEYWORD], hook)
+
+    def test_registers_envelope_events_when_the_host_offers_observer_hooks(self):
+        manager, _module = self.load(support.fast_env(support.unused_port_url()[1]),
+                                     observer_hooks=True)
+        self.assertEqual(manager.hook_names(), sorted(FLAT_HOOKS))
+        self.assertEqual(manager.observer_event_names(), sorted(ENVELOPE_EVENTS))
+
+    def test_manifest_matches_the_registered_hooks(self):
+        self.assertEqual(manifest_hooks(), FLAT_HOOKS)
+        self.assertEqual(manifest_scalar("name"), "hermes_prometheus_bridge")
+        self.assertEqual(manifest_scalar("version"), support.bridge_module.PLUGIN_VERSION)
+        self.assertEqual(support.bridge_module.PLUGIN_VERSION, "0.1.0")
+
+    def test_disabled_registers_nothing_and_starts_no_thread(self):
+        before = len(sender_threads())
+        for value in ("1", "true", "YES"):
+            manager, module = self.load({"HERMES_SIDECAR_DISABLED": value})
+            self.assertEqual(manager.hook_names(), [])
+            self.assertEqual(list(module._LIVE_BRIDGES), [])
+        self.assertEqual(len(sender_threads()), before)
+
+    def test_an_unusable_url_disables_the_plugin_without_raising(self):
+        manager, module = self.load({"HERMES_SIDECAR_URL": "ftp://127.0.0.1/v1/events"})
+        self.assertEqual(manager.hook_names(), [])
+        self.assertEqual(list(module._LIVE_BRIDGES), [])
+
+    def test_one_rejected_hook_name_does_not_cost_the_others(self):
+        manager = PluginManager()
+
+        class PickyContext(PluginContext):
+            def register_hook(self, hook_name, callback):
+                if hook_name == "pre_auxiliary_call":
+                    raise ValueError("unknown hook")
+                super().register_hook(hook_name, callback)
+
+        bridge = support.bridge_module.Bridge(
+            support.fast_config(support.unused_port_url()[1]))
+        registered = support.hermes_prometheus_bridge.attach(
+            PickyContext(manager, "hermes_prometheus_bridge"), bridge)
+        self.assertEqual(sorted(registered), sorted(set(FLAT_HOOKS) - {"pre_auxiliary_call"}))
+
+
+class ConfigTest(unittest.TestCase):
+    def test_defaults(self):
+        config = support.config_module.config_from_env({})
+        self.assertEqual(config.url, "http://127.0.0.1:9479/v1/events")
+        self.assertIsNone(config.token)
+        self.assertEqual((config.queue_size, config.buffer_size, config.batch_size),
+                         (10000, 10000, 500))
+        self.assertEqual((config.flush_interval, config.timeout, config.heartbeat_interval),
+                         (0.2, 2.0, 5.0))
+        self.assertEqual((config.shutdown_timeout, config.flush_timeout), (1.0, 1.0))
+
+    def test_values_from_the_environment(self):
+        config = support.config_module.config_from_env({
+            "HERMES_SIDECAR_URL": "http://127.0.0.1:1234/v1/events",
+            "HERMES_SIDECAR_TOKEN": " tok ",
+            "HERMES_SIDECAR_QUEUE_SIZE": "50",
+            "HERMES_SIDECAR_BUFFER_SIZE": "60",
+            "HERMES_SIDECAR_BATCH_SIZE": "7",
+            "HERMES_SIDECAR_FLUSH_INTERVAL": "0.5",
+            "HERMES_SIDECAR_TIMEOUT": "3",
+            "HERMES_SIDECAR_HEARTBEAT_INTERVAL": "10",
+        })
+        self.assertEqual(config.url, "http://127.0.0.1:1234/v1/events")
+        self.assertEqual(config.token, "tok")
+        self.assertEqual((config.queue_size, config.buffer_size, config.batch_size),
+                         (50, 60, 7))
+        self.assertEqual((config.flush_interval, config.timeout, config.heartbeat_interval),
+                         (0.5, 3.0, 10.0))
+
+    def test_malformed_values_fall_back_to_defaults_with_a_warning(self):
+        with self.assertLogs("hermes_prometheus_bridge", level=logging.WARNING) as logs:
+            config = support.config_module.config_from_env({
+                "HERMES_SIDECAR_QUEUE_SIZE": "lots", "HERMES_SIDECAR_BATCH_SIZE": "0",
+                "HERMES_SIDECAR_FLUSH_INTERVAL": "nan", "HERMES_SIDECAR_TIMEOUT": "-1",
+            })
+        self.assertEqual((config.queue_size, config.batch_size), (10000, 500))
+        self.assertEqual((config.flush_interval, config.timeout), (0.2, 2.0))
+        self.assertEqual(len(logs.output), 4)
+
+    def test_token_variable_wins_over_token_file_and_a_missing_file_means_no_token(self):
+        with tempfile.NamedTemporaryFile("w", delete=False) as handle:
+            handle.write("from-file\n")
+        self.addCleanup(os.unlink, handle.name)
+        from_env = support.config_module.config_from_env
+        self.assertEqual(from_env({"HERMES_SIDECAR_TOKEN_FILE": handle.name}).token, "from-file")
+        self.assertEqual(from_env({"HERMES_SIDECAR_TOKEN": "env",
+                                   "HERMES_SIDECAR_TOKEN_FILE": handle.name}).token, "env")
+        with self.assertLogs("hermes_prometheus_bridge", level=logging.WARNING):
+            self.assertIsNone(from_env({"HERMES_SIDECAR_TOKEN_FILE": handle.name + ".x"}).token)
+
+    def test_retry_after_parsing(self):
+        parse = __import__("hermes_prometheus_bridge.transport",
+                           fromlist=["parse_retry_after"]).parse_retry_after
+        self.assertEqual(parse("3"), 3.0)
+        self.assertEqual(parse(" 0.25 "), 0.25)
+        self.assertIsNone(parse("-1"))
+        self.assertIsNone(parse("soon"))
+        self.assertIsNone(parse(None))
+        self.assertEqual(parse("Thu, 01 Jan 1970 00:00:10 GMT", now=4.0), 6.0)
+        self.assertEqual(parse("Thu, 01 Jan 1970 00:00:10 GMT", now=20.0), 0.0)
+
+
+if __name__ == "__main__":
+    unittest.main()
