@@ -107,6 +107,10 @@ class Bridge:
         self._consecutive_failures = 0
         self._retry_at = 0.0
         self._next_heartbeat = 0.0
+        # Highest seq a sidecar acknowledged. Heartbeats carry it so a sidecar that restarted
+        # (and so lost its sequence state) counts events dropped from the buffer meanwhile.
+        self._acked_seq = 0
+        self._resync = False
         self._reported = set()
 
     # ------------------------------------------------------------------ agent-thread side
@@ -297,6 +301,8 @@ class Bridge:
         self._dropped = {}
         self._delivery = collections.Counter()
         self._next_seq = 1
+        self._acked_seq = 0
+        self._resync = False
         self._wake = threading.Event()
         self._state = threading.Condition()
         self._flush_requested = self._flush_served = 0
@@ -349,6 +355,7 @@ class Bridge:
                 "queue_capacity": self.config.queue_size,
                 "buffer_depth": buffered,
                 "buffer_capacity": self.config.buffer_size,
+                "acked_seq": self._acked_seq,
                 "plugin_version": PLUGIN_VERSION,
             },
         }
@@ -379,7 +386,7 @@ class Bridge:
             return True
         now = time.monotonic()
         forced = flush_target > self._flush_served
-        heartbeat_due = forced or now >= self._next_heartbeat
+        heartbeat_due = forced or self._resync or now >= self._next_heartbeat
         if forced or now >= self._retry_at:
             with self._pending_lock:
                 has_events = bool(self._pending)
@@ -446,7 +453,9 @@ class Bridge:
             batch = self._next_batch()
             lines = [event[LINE] for event in batch]
             if with_heartbeat:
-                lines.append(self.heartbeat_line())
+                # First, so a sidecar meeting this instance for the first time (a restart) learns
+                # acked_seq before the events, and counts a gap after it as lost.
+                lines.insert(0, self.heartbeat_line())
             if not lines:
                 return
             outcome = self._send(lines, self.config.timeout)
@@ -455,6 +464,7 @@ class Bridge:
                 self._next_heartbeat = time.monotonic() + self.config.heartbeat_interval
                 if outcome.kind == DELIVERED:
                     self._delivery["heartbeats_sent"] += 1
+                    self._resync = False
             if outcome.kind == RETRY:
                 self._schedule_retry(outcome)
                 return
@@ -478,6 +488,7 @@ class Bridge:
             for _ in batch:
                 self._pending.popleft()
         if outcome.kind == DELIVERED:
+            self._acked_seq = batch[-1][SEQ]
             self._delivery["events_delivered"] += len(batch)
             self._delivery["batches_delivered"] += 1
             if outcome.accepted is not None:
@@ -495,6 +506,8 @@ class Bridge:
 
     def _schedule_retry(self, outcome):
         self._delivery["retries"] += 1
+        # The sidecar may come back as a new process: lead the next attempt with a heartbeat.
+        self._resync = True
         self._consecutive_failures += 1
         if outcome.retry_after is not None:
             delay = min(outcome.retry_after, self.config.retry_after_max)

@@ -232,6 +232,25 @@ class RetryTest(DeliveryTestCase):
         self.assertEqual(bridge.stats()["retries"], 2)
         self.assertEqual(bridge.dropped(), {})
 
+    def test_after_a_failed_attempt_the_next_post_leads_with_a_heartbeat_carrying_acked_seq(self):
+        # A sidecar that restarted meets the instance anew: the heartbeat first tells it which
+        # sequence numbers were acknowledged already, so it counts what the buffer lost since.
+        sidecar = self.sidecar(scripted([202, 503], {"Retry-After": "0.05"}))
+        bridge = self.bridge(sidecar.url, start=False, batch_size=2, heartbeat_interval=60)
+        for callback in callbacks(bridge, "post_tool_call", "post_tool_call"):
+            callback(tool_name="terminal")
+        bridge.start()
+        support.wait_until(lambda: bridge.stats()["events_delivered"] == 2)
+        for callback in callbacks(bridge, "post_tool_call", "post_tool_call"):
+            callback(tool_name="terminal")
+        support.wait_until(lambda: bridge.stats()["events_delivered"] == 4)
+        requests = sidecar.snapshot()
+        self.assertEqual([r.status for r in requests], [202, 503, 202])
+        retried = requests[2].lines()
+        self.assertEqual(retried[0]["event"], "plugin_heartbeat")
+        self.assertEqual(retried[0]["data"]["acked_seq"], 2)
+        self.assertEqual([line["seq"] for line in retried[1:]], [3, 4])
+
     def test_429_and_gateway_errors_are_retried_with_backoff(self):
         sidecar = self.sidecar(scripted([429, 502, 504]))
         bridge = self.bridge(sidecar.url, start=False)
@@ -282,6 +301,10 @@ class HeartbeatTest(DeliveryTestCase):
         bridge.start()
         sidecar.wait_for(lambda requests: sum(len(r.heartbeats()) for r in requests) >= 3)
         heartbeats = sidecar.heartbeats()
+        acked = [heartbeat["data"].pop("acked_seq") for heartbeat in heartbeats[:3]]
+        # Built before or after event 1 was acknowledged; never going back.
+        self.assertIn(acked[0], (0, 1))
+        self.assertEqual(acked[1:], [1, 1])
         for heartbeat in heartbeats[:3]:
             self.assertEqual(sorted(heartbeat), ["data", "event", "instance", "observed_at"])
             self.assertEqual(heartbeat["event"], "plugin_heartbeat")

@@ -121,7 +121,13 @@ export type EventData =
     }
   | { readonly type: 'agent_run_finished'; readonly stopReason?: string; readonly durationSeconds?: number }
   | { readonly type: 'memory_written'; readonly memoryProvider?: string; readonly action?: string; readonly sizeBytes?: number }
-  | { readonly type: 'plugin_heartbeat'; readonly intervalSeconds?: number; readonly dropped: readonly DropReport[] }
+  | {
+      readonly type: 'plugin_heartbeat';
+      readonly intervalSeconds?: number;
+      readonly dropped: readonly DropReport[];
+      /** Highest sequence number a sidecar acknowledged to this plugin instance. */
+      readonly ackedSeq?: number;
+    }
   | { readonly type: 'ignored' };
 
 export interface ObserverEvent {
@@ -340,6 +346,7 @@ const READERS: ReadonlyMap<string, Reader> = new Map(Object.entries({
     type: 'plugin_heartbeat',
     intervalSeconds: quantity(fields, 'interval_seconds'),
     dropped: dropReports(fields),
+    ackedSeq: count(fields, 'acked_seq'),
   }),
 } satisfies Record<string, Reader>));
 

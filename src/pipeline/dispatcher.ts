@@ -99,7 +99,7 @@ export class Dispatcher {
         return runs.memoryWritten(data);
       case 'plugin_heartbeat':
         if (event.instance !== undefined) {
-          delivery.dropped(this.instances.heartbeat(event.instance, data.intervalSeconds, data.dropped));
+          delivery.dropped(this.instances.heartbeat(event.instance, data));
         }
         return;
       case 'ignored':

@@ -35,6 +35,12 @@ export interface DropDelta {
   readonly delta: number;
 }
 
+export interface Heartbeat {
+  readonly intervalSeconds?: number;
+  readonly ackedSeq?: number;
+  readonly dropped: readonly { hook: string; reason: string; total: number }[];
+}
+
 export interface InstancesOptions {
   readonly clock: Clock;
   readonly ttlSeconds: number;
@@ -68,17 +74,17 @@ export class PluginInstances {
   }
 
   /**
-   * Turns a heartbeat's cumulative drop counters into increments. A total smaller than the
-   * last one means the counters restarted, so the whole total is new.
+   * Applies a heartbeat: its `ackedSeq` becomes the sequence baseline of an instance seen for
+   * the first time (a restarted sidecar then counts the events the plugin lost since as a gap),
+   * and its cumulative drop counters turn into increments. A total smaller than the last one
+   * means the counters restarted, so the whole total is new.
    */
-  heartbeat(
-    instance: string,
-    intervalSeconds: number | undefined,
-    reports: readonly { hook: string; reason: string; total: number }[],
-  ): DropDelta[] {
+  heartbeat(instance: string, heartbeat: Heartbeat): DropDelta[] {
     const state = this.touch(instance);
     state.lastHeartbeatAt = state.lastSeenAt;
+    const { intervalSeconds, ackedSeq, dropped: reports } = heartbeat;
     if (intervalSeconds !== undefined && intervalSeconds > 0) state.intervalSeconds = intervalSeconds;
+    if (ackedSeq !== undefined) state.highestSeq = Math.max(state.highestSeq ?? 0, ackedSeq);
     const deltas: DropDelta[] = [];
     for (const { hook, reason, total } of reports) {
       const key = `${hook}\u0000${reason}`;

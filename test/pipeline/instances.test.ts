@@ -66,42 +66,64 @@ describe('sequence tracking', () => {
   });
 });
 
+describe('heartbeat acked_seq', () => {
+  it('gives a newly seen instance its baseline, so a gap after it is counted (a restarted sidecar)', () => {
+    const { instances } = build();
+    instances.heartbeat('a', { ackedSeq: 100, dropped: [] });
+    expect(instances.sequence('a', 104)).toEqual({ apply: true, lost: 3 });
+    expect(instances.sequence('a', 100)).toEqual({ apply: false, lost: 0 });
+  });
+
+  it('never moves a known instance backwards', () => {
+    const { instances } = build();
+    instances.sequence('a', 50);
+    instances.heartbeat('a', { ackedSeq: 40, dropped: [] });
+    expect(instances.sequence('a', 51)).toEqual({ apply: true, lost: 0 });
+  });
+
+  it('starts counting from 0 for a plugin that never got an acknowledgement', () => {
+    const { instances } = build();
+    instances.heartbeat('a', { ackedSeq: 0, dropped: [] });
+    expect(instances.sequence('a', 6)).toEqual({ apply: true, lost: 5 });
+  });
+});
+
 describe('heartbeat drop counters', () => {
   it('turns cumulative totals into deltas per hook and reason', () => {
     const { instances } = build();
-    expect(instances.heartbeat('a', 5, [{ hook: 'post_tool_call', reason: 'queue_full', total: 3 }])).toEqual([
+    expect(instances.heartbeat('a', { intervalSeconds: 5, dropped: [{ hook: 'post_tool_call', reason: 'queue_full', total: 3 }] })).toEqual([
       { hook: 'post_tool_call', reason: 'queue_full', delta: 3 },
     ]);
     expect(
-      instances.heartbeat('a', 5, [
+      instances.heartbeat('a', { intervalSeconds: 5, dropped: [
         { hook: 'post_tool_call', reason: 'queue_full', total: 3 },
         { hook: 'post_tool_call', reason: 'send_failed', total: 2 },
-      ]),
+      ] }),
     ).toEqual([{ hook: 'post_tool_call', reason: 'send_failed', delta: 2 }]);
-    expect(instances.heartbeat('a', 5, [{ hook: 'post_tool_call', reason: 'queue_full', total: 10 }])).toEqual([
+    expect(instances.heartbeat('a', { intervalSeconds: 5, dropped: [{ hook: 'post_tool_call', reason: 'queue_full', total: 10 }] })).toEqual([
       { hook: 'post_tool_call', reason: 'queue_full', delta: 7 },
     ]);
   });
 
   it('reads a smaller total as a restart of the counters', () => {
     const { instances } = build();
-    instances.heartbeat('a', 5, [{ hook: 'pre_llm_call', reason: 'shutdown', total: 8 }]);
-    expect(instances.heartbeat('a', 5, [{ hook: 'pre_llm_call', reason: 'shutdown', total: 2 }])).toEqual([
+    instances.heartbeat('a', { intervalSeconds: 5, dropped: [{ hook: 'pre_llm_call', reason: 'shutdown', total: 8 }] });
+    expect(instances.heartbeat('a', { intervalSeconds: 5, dropped: [{ hook: 'pre_llm_call', reason: 'shutdown', total: 2 }] })).toEqual([
       { hook: 'pre_llm_call', reason: 'shutdown', delta: 2 },
     ]);
   });
 
   it('keeps each instance’s totals apart', () => {
     const { instances } = build();
-    instances.heartbeat('a', 5, [{ hook: 'h', reason: 'queue_full', total: 4 }]);
-    expect(instances.heartbeat('b', 5, [{ hook: 'h', reason: 'queue_full', total: 4 }])).toEqual([{ hook: 'h', reason: 'queue_full', delta: 4 }]);
+    instances.heartbeat('a', { intervalSeconds: 5, dropped: [{ hook: 'h', reason: 'queue_full', total: 4 }] });
+    expect(instances.heartbeat('b', { intervalSeconds: 5, dropped: [{ hook: 'h', reason: 'queue_full', total: 4 }] })).toEqual([{ hook: 'h', reason: 'queue_full', delta: 4 }]);
   });
 });
 
 describe('liveness', () => {
   it('is live within three heartbeat intervals and stale after', () => {
     const { clock, instances } = build({ ttlSeconds: 3600 });
-    instances.heartbeat('a', 2, []);
+    instances.heartbeat('a', { intervalSeconds: 2, dropped: [] });
     instances.sequence('b', 1);
     expect(instances.liveness()).toEqual({ live: 2, stale: 0 });
     clock.advance(6);
