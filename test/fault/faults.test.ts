@@ -1,0 +1,128 @@
+/**
+ * Fault injection with real processes: Hermes (the real plugin in Python) starting before the
+ * sidecar, a sidecar that stops answering (SIGSTOP) while the agent keeps calling hooks, and
+ * Prometheus-style scrapes during heavy ingest. The longer variants are scripts under bench/.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { sendTraffic, TrafficModel } from '../../tools/traffic.js';
+import { parseSamples, type Samples } from '../support/exposition.js';
+import { HeldPlugin, totalDropped } from '../support/driver.js';
+import { startSidecarProcess, type SidecarProcess } from '../support/process.js';
+import { freePort } from '../support/prometheus.js';
+import { python3 } from '../support/tools.js';
+
+const python = python3();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const pluginEnv = { HERMES_SIDECAR_HEARTBEAT_INTERVAL: '0.5', HERMES_SIDECAR_TIMEOUT: '0.5' };
+
+const cleanup: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const stop of cleanup.splice(0).reverse()) await stop().catch(() => undefined);
+});
+
+async function sidecarOn(args: string[] = []): Promise<SidecarProcess> {
+  const sidecar = await startSidecarProcess(args);
+  cleanup.push(() => sidecar.stop('SIGKILL'));
+  return sidecar;
+}
+
+async function held(url: string, env: NodeJS.ProcessEnv = {}): Promise<HeldPlugin> {
+  const plugin = await HeldPlugin.start(python.path ?? 'python3', url, { ...pluginEnv, ...env });
+  cleanup.push(() => plugin.stop());
+  return plugin;
+}
+
+async function samplesOf(sidecar: SidecarProcess): Promise<Samples> {
+  return parseSamples(await (await fetch(`${sidecar.web}/metrics`)).text());
+}
+
+function appliedEvents(samples: Samples): number {
+  let received = 0;
+  for (const [key, value] of samples) {
+    if (key.startsWith('hermes_sidecar_events_received_total{') && !key.includes('event="plugin_heartbeat"')) received += value;
+  }
+  return received - (samples.get('hermes_sidecar_events_duplicate_total') ?? 0);
+}
+
+describe.skipIf(python.path === undefined)(`faults with the real plugin${python.skipReason ? ` (${python.skipReason})` : ''}`, () => {
+  it('Hermes starting before the sidecar: the buffered events arrive once the sidecar is up', async () => {
+    const ports = { web: await freePort(), ingest: await freePort() };
+    const plugin = await held(`http://127.0.0.1:${ports.ingest}/v1/events`);
+    const emitted = await plugin.command('events 500 0');
+    expect(emitted.emitted).toBe(500);
+    await sleep(600);
+    const before = await plugin.stats();
+    expect(before.events_delivered).toBe(0);
+    const sidecar = await sidecarOn([`--web.listen-address=127.0.0.1:${ports.web}`, `--ingest.listen-address=127.0.0.1:${ports.ingest}`]);
+    const after = await plugin.flushAll();
+    expect(after.events_delivered).toBe(500);
+    expect(totalDropped(after.dropped)).toBe(0);
+    const samples = await samplesOf(sidecar);
+    expect(appliedEvents(samples)).toBe(500);
+    expect(samples.get('hermes_sidecar_events_lost_total')).toBe(0);
+  });
+
+  it('a sidecar that stops answering: hooks stay fast, and after it resumes every event counts once', async () => {
+    const sidecar = await sidecarOn();
+    const plugin = await held(`${sidecar.ingest}/v1/events`);
+    await plugin.command('events 100 0');
+    await plugin.flushAll();
+    sidecar.child.kill('SIGSTOP');
+    cleanup.push(async () => sidecar.child.kill('SIGCONT'));
+    // While the sidecar hangs, the agent thread's hook calls must not wait on the network.
+    const started = performance.now();
+    const burst = await plugin.command('events 2000 0');
+    const burstSeconds = (performance.now() - started) / 1000;
+    expect(burst.emitted).toBe(2000);
+    expect(burstSeconds).toBeLessThan(2); // 2000 hook calls; a blocked send would take 0.5 s timeouts
+    await sleep(1500); // several timed-out attempts pile up in the stopped process's socket
+    sidecar.child.kill('SIGCONT');
+    const final = await plugin.flushAll();
+    expect(final.events_numbered).toBe(2100);
+    expect(final.events_delivered).toBe(2100);
+    expect(totalDropped(final.dropped)).toBe(0);
+    const samples = await samplesOf(sidecar);
+    // Requests the plugin gave up on were still read after SIGCONT: duplicates, counted once.
+    expect(appliedEvents(samples)).toBe(2100);
+    expect(samples.get('hermes_sidecar_events_lost_total')).toBe(0);
+  });
+});
+
+describe('scrapes during heavy ingest', () => {
+  it('every scrape succeeds with a complete, parseable exposition', async () => {
+    const sidecar = await sidecarOn();
+    const traffic = new AbortController();
+    let accepted = 0;
+    const senders = [1, 2].map((seed) =>
+      sendTraffic({
+        url: `${sidecar.ingest}/v1/events`,
+        model: new TrafficModel({ seed, agents: 8, faults: true }),
+        rate: 20_000,
+        batchSize: 500,
+        signal: traffic.signal,
+        onResponse: (status, lines) => {
+          if (status === 202) accepted += lines;
+        },
+      }),
+    );
+    const times: number[] = [];
+    try {
+      for (let scrape = 0; scrape < 20; scrape += 1) {
+        const started = performance.now();
+        const response = await fetch(`${sidecar.web}/metrics`);
+        const text = await response.text();
+        times.push(performance.now() - started);
+        expect(response.status).toBe(200);
+        expect(text.endsWith('\n')).toBe(true);
+        expect(text).toMatch(/^hermes_sidecar_build_info\{/m);
+        expect(text).not.toMatch(/ NaN$/m);
+        await sleep(50);
+      }
+    } finally {
+      traffic.abort();
+      await Promise.all(senders);
+    }
+    expect(accepted).toBeGreaterThan(10_000);
+    console.log(`scrapes under ingest: ${times.length}, max ${Math.max(...times).toFixed(1)} ms, events accepted meanwhile ${accepted}`);
+  });
+});
