@@ -68,9 +68,11 @@ async function main(): Promise<void> {
         batchSize: 200,
         signal: slice.signal,
         onResponse: (status, lines, duplicate) => {
-          if (status !== 202) refused += lines;
-          else if (duplicate) resent += lines;
-          else sent += lines;
+          // Heartbeats are state, not events: the sidecar's applied count leaves them out.
+          const events = lines.filter((line) => line.event !== 'plugin_heartbeat').length;
+          if (status !== 202) refused += events;
+          else if (duplicate) resent += events;
+          else sent += events;
         },
       });
       clearInterval(stopSlice);
@@ -168,8 +170,8 @@ function report(samples: readonly Sample[], totals: Totals): string {
     `| counted as lost (\`hermes_sidecar_events_lost_total\`) | ${totals.lost} |`,
     `| refused with 429/503 (retryable) | ${totals.refused} |`,
     '',
-    'Applied = distinct + the unsequenced lines of resent batches (heartbeats, envelope events), which carry',
-    'no `seq` and so apply again (heartbeats are cumulative, so a repeat adds nothing); duplicates = resent minus those.',
+    'Heartbeats are left out of every count (they are state, not events). Resent batches never hold envelope',
+    'events (which carry no `seq`), so every resent event is a duplicate: applied = distinct, duplicates = resent.',
     '',
     `Exit code after SIGTERM: ${totals.code}.`,
     '',

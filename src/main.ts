@@ -34,7 +34,7 @@ async function runSidecar(argv: readonly string[]): Promise<void> {
     await closeServer(web, CLOSE_GRACE_MS);
     await webServer.close();
     clearInterval(sweeper);
-    logger.info({ applied_events: sidecar.dispatcher.applied }, 'stopped');
+    logger.info({ applied_events: sidecar.dispatcher.applied, applied_heartbeats: sidecar.dispatcher.heartbeats }, 'stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -289,8 +289,8 @@ export interface SendOptions {
   readonly rate: number;
   readonly batchSize?: number;
   readonly signal: AbortSignal;
-  /** Called per request; `resent` marks a deliberate duplicate of the previous batch. */
-  readonly onResponse?: (status: number, lines: number, resent: boolean) => void;
+  /** Called per request with its lines; `resent` marks a deliberate duplicate of the previous batch. */
+  readonly onResponse?: (status: number, lines: readonly Line[], resent: boolean) => void;
 }
 
 /** Posts generated batches at about `rate` lines per second until the signal aborts. */
@@ -326,8 +326,8 @@ async function post(options: SendOptions, lines: Line[], resent: boolean): Promi
       signal: options.signal,
     });
     await response.arrayBuffer();
-    options.onResponse?.(response.status, lines.length, resent);
+    options.onResponse?.(response.status, lines, resent);
   } catch {
-    options.onResponse?.(0, lines.length, resent);
+    options.onResponse?.(0, lines, resent);
   }
 }

@@ -10,8 +10,10 @@ import type { PluginInstances } from './instances.js';
 import type { Clock } from './spans.js';
 
 export class Dispatcher {
-  /** Events applied so far (duplicates excluded): reported in the shutdown log. */
+  /** Hook events applied so far (duplicates and plugin heartbeats excluded): reported in the shutdown log. */
   applied = 0;
+  /** Plugin heartbeats applied so far. */
+  heartbeats = 0;
 
   constructor(
     private readonly recorders: Recorders,
@@ -36,7 +38,8 @@ export class Dispatcher {
 
   apply(event: ObserverEvent): void {
     if (event.instance !== undefined && !this.admit(event.instance, event.seq)) return;
-    this.applied += 1;
+    if (event.data.type === 'plugin_heartbeat') this.heartbeats += 1;
+    else this.applied += 1;
     this.record(event.data, event);
   }
 

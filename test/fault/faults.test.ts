@@ -101,7 +101,7 @@ describe('scrapes during heavy ingest', () => {
         batchSize: 500,
         signal: traffic.signal,
         onResponse: (status, lines) => {
-          if (status === 202) accepted += lines;
+          if (status === 202) accepted += lines.length;
         },
       }),
     );
