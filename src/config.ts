@@ -201,7 +201,7 @@ function loadFile(path: string | undefined, readFile: (path: string) => string):
   if (path === undefined) return {};
   let parsed: unknown;
   try {
-    parsed = parseYaml(readText(readFile, path, '--config.file'));
+    parsed = parseYaml(readText(readFile, path, '--config.file'), { logLevel: 'error' });
   } catch (error) {
     if (error instanceof ConfigError) throw error;
     throw new ConfigError(`--config.file: ${path} is not valid YAML: ${(error as Error).message.split('\n')[0]}`);

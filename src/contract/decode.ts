@@ -54,20 +54,43 @@ function collect(items: Iterable<[number, unknown | typeof UNPARSEABLE]>, option
   return { events, errors, lines };
 }
 
-function* ndjsonItems(lines: readonly string[]): Generator<[number, unknown]> {
-  for (const [index, line] of lines.entries()) {
-    if (line.trim() === '') continue;
-    const parsed = parseJson(line);
+/** Whether bytes [start, end) hold nothing but JSON whitespace. */
+function isBlank(body: Buffer, start: number, end: number): boolean {
+  for (let index = start; index < end; index += 1) {
+    const byte = body[index];
+    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false;
+  }
+  return true;
+}
+
+/** [start, end) of each non-blank line, found on the bytes (UTF-8 never hides 0x0a inside a character). */
+function lineRanges(body: Buffer): [number, number, number][] {
+  const ranges: [number, number, number][] = [];
+  let start = 0;
+  for (let index = 0; start <= body.length; index += 1) {
+    let end = body.indexOf(0x0a, start);
+    if (end === -1) end = body.length;
+    if (!isBlank(body, start, end)) ranges.push([index, start, end]);
+    start = end + 1;
+  }
+  return ranges;
+}
+
+function* ndjsonItems(body: Buffer, ranges: readonly [number, number, number][]): Generator<[number, unknown]> {
+  for (const [index, start, end] of ranges) {
+    // Decoding each line from its own bytes is about twice as fast as splitting one body string
+    // (JSON.parse then works on flat strings; bench/RESULTS.md, section 1).
+    const parsed = parseJson(body.toString('utf8', start, end));
     yield [index, parsed.ok ? parsed.value : UNPARSEABLE];
   }
 }
 
-function decodeNdjson(text: string, options: DecodeOptions): DecodedBody {
-  const lines = text.split('\n');
-  const count = lines.reduce((total, line) => (line.trim() === '' ? total : total + 1), 0);
+function decodeNdjson(body: Buffer, options: DecodeOptions): DecodedBody {
+  const ranges = lineRanges(body);
+  const count = ranges.length;
   if (count === 0) throw new SidecarError('empty_body');
   if (count > options.maxEvents) throw new SidecarError('too_many_events');
-  const decoded = collect(ndjsonItems(lines), options, count);
+  const decoded = collect(ndjsonItems(body, ranges), options, count);
   const unparseable = decoded.errors.filter((error) => error.reason === 'invalid_json').length;
   if (unparseable === count) throw new SidecarError('invalid_json');
   return decoded;
@@ -88,6 +111,5 @@ function decodeJson(text: string, options: DecodeOptions): DecodedBody {
 }
 
 export function decodeBody(body: Buffer, options: DecodeOptions): DecodedBody {
-  const text = body.toString('utf8');
-  return options.format === 'ndjson' ? decodeNdjson(text, options) : decodeJson(text, options);
+  return options.format === 'ndjson' ? decodeNdjson(body, options) : decodeJson(body.toString('utf8'), options);
 }

@@ -79,7 +79,12 @@ interface GuardState {
   readonly allow: ReadonlySet<string> | undefined;
   readonly rewrite: ReadonlyMap<string, string>;
   readonly admitted: Set<string>;
+  /** Raw value → exported value, for values that were not folded: the hot path skips sanitizing. */
+  readonly resolved: Map<string, string>;
 }
+
+/** Raw spellings remembered per label; past this, new ones take the slow path (still correct). */
+const MAX_RESOLVED_PER_LABEL = 4096;
 
 export class LabelGuard {
   private readonly states: Record<OpenLabel, GuardState>;
@@ -96,6 +101,7 @@ export class LabelGuard {
           allow: rule.allow === undefined ? undefined : new Set(rule.allow),
           rewrite: new Map(Object.entries(rule.rewrite ?? {})),
           admitted: new Set(),
+          resolved: new Map(),
         };
         return [label, state];
       }),
@@ -106,18 +112,26 @@ export class LabelGuard {
   value(label: OpenLabel, raw: string | undefined): string {
     if (raw === undefined) return UNKNOWN;
     const state = this.states[label];
+    const known = state.resolved.get(raw);
+    if (known !== undefined) return known;
+    const value = this.resolve(label, state, raw);
+    if (value !== undefined) {
+      if (state.resolved.size < MAX_RESOLVED_PER_LABEL) state.resolved.set(raw, value);
+      return value;
+    }
+    this.onFold(label);
+    return OTHER;
+  }
+
+  /** The exported value, or undefined when the value folds into `other` (allow-list or cap). */
+  private resolve(label: OpenLabel, state: GuardState, raw: string): string | undefined {
     let value = sanitizeLabelValue(label === 'provider' ? raw.toLowerCase() : raw);
     if (value === '') return UNKNOWN;
     value = state.rewrite.get(value) ?? value;
     if (value === UNKNOWN || value === OTHER || state.admitted.has(value)) return value;
-    if (state.allow !== undefined && !state.allow.has(value)) return this.fold(label);
-    if (state.admitted.size >= state.rule.cap) return this.fold(label);
+    if (state.allow !== undefined && !state.allow.has(value)) return undefined;
+    if (state.admitted.size >= state.rule.cap) return undefined;
     state.admitted.add(value);
     return value;
-  }
-
-  private fold(label: OpenLabel): string {
-    this.onFold(label);
-    return OTHER;
   }
 }

@@ -24,7 +24,9 @@ export class Dispatcher {
   ) {}
 
   applyBatch(events: readonly ObserverEvent[]): void {
+    let fromPlugin = false;
     for (const event of events) {
+      fromPlugin ||= event.instance !== undefined;
       try {
         this.apply(event);
       } catch (error) {
@@ -33,7 +35,11 @@ export class Dispatcher {
         this.onApplyError(error);
       }
     }
-    if (events.length > 0) this.metrics.lastEvent.set({}, this.wallClock());
+    if (events.length === 0) return;
+    // One clock reading per batch: the events of a batch arrived together.
+    const now = this.wallClock();
+    this.metrics.lastEvent.set({}, now);
+    if (fromPlugin) this.recorders.delivery.pluginSeen(now);
   }
 
   apply(event: ObserverEvent): void {
@@ -45,7 +51,6 @@ export class Dispatcher {
 
   /** Sequence tracking for plugin lines; false for a duplicate that must not count twice. */
   private admit(instance: string, seq: number | undefined): boolean {
-    this.recorders.delivery.pluginSeen(this.wallClock());
     if (seq === undefined) {
       this.instances.seen(instance);
       return true;

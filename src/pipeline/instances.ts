@@ -10,6 +10,9 @@
  */
 import type { Clock } from './spans.js';
 
+/** Re-ordering the table on every event is wasted work: once a second per instance is plenty. */
+const REORDER_AFTER_SECONDS = 1;
+
 /** A heartbeat is "live" while the next two may still be late. */
 const LIVE_HEARTBEAT_INTERVALS = 3;
 const DEFAULT_HEARTBEAT_INTERVAL_SECONDS = 5;
@@ -50,7 +53,8 @@ export interface InstancesOptions {
 }
 
 export class PluginInstances {
-  // Re-inserted on every sighting, so iteration runs from least to most recently seen.
+  // Re-inserted when seen again (at most once a second), so iteration runs from least to most
+  // recently seen, give or take a second.
   private readonly states = new Map<string, InstanceState>();
 
   constructor(private readonly options: InstancesOptions) {}
@@ -110,9 +114,9 @@ export class PluginInstances {
   /** Forgets instances idle for longer than the TTL. */
   sweep(): void {
     const idleBefore = this.options.clock() - this.options.ttlSeconds;
+    // Order is only approximate within a second, so every entry is checked.
     for (const [instance, state] of this.states) {
-      if (state.lastSeenAt > idleBefore) break;
-      this.states.delete(instance);
+      if (state.lastSeenAt <= idleBefore) this.states.delete(instance);
     }
   }
 
@@ -128,11 +132,14 @@ export class PluginInstances {
         highestSeq: undefined,
         dropTotals: new Map(),
       };
-    } else {
-      this.states.delete(instance);
-      state.lastSeenAt = now;
+      this.states.set(instance, state);
+      return state;
     }
-    this.states.set(instance, state);
+    if (now - state.lastSeenAt >= REORDER_AFTER_SECONDS) {
+      this.states.delete(instance);
+      this.states.set(instance, state);
+    }
+    state.lastSeenAt = now;
     return state;
   }
 
