@@ -57,6 +57,8 @@ function failScrape(response: Response): void {
 export function createWebApp(options: WebAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
+  // An ETag would hash every multi-megabyte exposition; scrapes are never conditional.
+  app.disable('etag');
   const { metrics } = options.registry;
   const page = landingPage(options.telemetryPath, options.version);
 
@@ -64,7 +66,11 @@ export function createWebApp(options: WebAppOptions): Express {
     if (!runCollectors(options, metrics)) return failScrape(response);
     try {
       const text = await options.registry.render();
-      response.set('Content-Type', options.registry.contentType).send(text);
+      // end() writes the string once; send() would first copy it into a Buffer.
+      response
+        .status(200)
+        .set({ 'Content-Type': options.registry.contentType, 'Content-Length': String(Buffer.byteLength(text)) })
+        .end(text);
     } catch (error) {
       metrics.scrapeErrors.inc({ stage: 'render' });
       options.onScrapeError('render', error);
