@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { HeldPlugin, totalDropped, type PluginStats } from '../test/support/driver.js';
-import { parseSamples, type Samples } from '../test/support/exposition.js';
+import { appliedEvents, droppedTotal, scrapeSamples } from '../test/support/accounting.js';
 import { startSidecarProcess, type SidecarProcess } from '../test/support/process.js';
 import { freePort } from '../test/support/prometheus.js';
 
@@ -32,17 +32,6 @@ interface Row {
   readonly note: string;
 }
 
-async function samplesOf(sidecar: SidecarProcess): Promise<Samples> {
-  return parseSamples(await (await fetch(`${sidecar.web}/metrics`)).text());
-}
-
-const sumOf = (samples: Samples, prefix: string, exclude?: string) =>
-  [...samples].filter(([key]) => key.startsWith(prefix) && (exclude === undefined || !key.includes(exclude))).reduce((sum, [, value]) => sum + value, 0);
-
-function appliedBy(samples: Samples): number {
-  return sumOf(samples, 'hermes_sidecar_events_received_total{', 'event="plugin_heartbeat"') - (samples.get('hermes_sidecar_events_duplicate_total') ?? 0);
-}
-
 async function ports() {
   return { web: await freePort(), ingest: await freePort() };
 }
@@ -63,15 +52,15 @@ async function stopUnderLoad(signal: 'SIGKILL' | 'SIGTERM'): Promise<Row> {
   const second = await startSidecarProcess(addressArgs(p));
   const final = await plugin.flushAll();
   await sleep(1200);
-  const samples = await samplesOf(second);
+  const samples = await scrapeSamples(second);
   await plugin.stop();
   await second.stop();
   return {
     fault: `${signal} under load, restart`,
     emitted: final.events_numbered,
-    applied: appliedBefore + appliedBy(samples),
+    applied: appliedBefore + appliedEvents(samples),
     pluginDropped: totalDropped(final.dropped),
-    sidecarDropped: sumOf(samples, 'hermes_plugin_callbacks_dropped_total{'),
+    sidecarDropped: droppedTotal(samples),
     lost: samples.get('hermes_sidecar_events_lost_total') ?? 0,
     duplicates: samples.get('hermes_sidecar_events_duplicate_total') ?? 0,
     note: signal === 'SIGTERM' ? `first sidecar logged ${appliedBefore} applied` : `first sidecar acknowledged ${appliedBefore}`,
@@ -90,15 +79,15 @@ async function overflow(): Promise<Row> {
   const second = await startSidecarProcess(addressArgs(p));
   const final = await plugin.flushAll();
   await sleep(1200);
-  const samples = await samplesOf(second);
+  const samples = await scrapeSamples(second);
   await plugin.stop();
   await second.stop();
   return {
     fault: 'sidecar down past the buffer (1000)',
     emitted: final.events_numbered,
-    applied: 500 + appliedBy(samples),
+    applied: 500 + appliedEvents(samples),
     pluginDropped: totalDropped(final.dropped),
-    sidecarDropped: sumOf(samples, 'hermes_plugin_callbacks_dropped_total{'),
+    sidecarDropped: droppedTotal(samples),
     lost: samples.get('hermes_sidecar_events_lost_total') ?? 0,
     duplicates: samples.get('hermes_sidecar_events_duplicate_total') ?? 0,
     note: 'true loss = emitted − applied',
@@ -117,15 +106,15 @@ async function hung(): Promise<Row> {
   sidecar.child.kill('SIGCONT');
   const final = await plugin.flushAll();
   await sleep(1200);
-  const samples = await samplesOf(sidecar);
+  const samples = await scrapeSamples(sidecar);
   await plugin.stop();
   await sidecar.stop();
   return {
     fault: 'sidecar hung (SIGSTOP 2 s+)',
     emitted: final.events_numbered,
-    applied: appliedBy(samples),
+    applied: appliedEvents(samples),
     pluginDropped: totalDropped(final.dropped),
-    sidecarDropped: sumOf(samples, 'hermes_plugin_callbacks_dropped_total{'),
+    sidecarDropped: droppedTotal(samples),
     lost: samples.get('hermes_sidecar_events_lost_total') ?? 0,
     duplicates: samples.get('hermes_sidecar_events_duplicate_total') ?? 0,
     note: `5000 hook calls took ${emitSeconds.toFixed(2)} s while it hung`,

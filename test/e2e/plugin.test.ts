@@ -5,7 +5,8 @@
  * retry buffer holds; an overflowing buffer's losses are counted exactly, on both sides.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { series, type Samples, parseSamples } from '../support/exposition.js';
+import { appliedEvents, droppedTotal, scrapeSamples } from '../support/accounting.js';
+import { parseSamples, series } from '../support/exposition.js';
 import { HeldPlugin, runScenario, totalDropped } from '../support/driver.js';
 import { startSidecarProcess, type SidecarProcess } from '../support/process.js';
 import { freePort } from '../support/prometheus.js';
@@ -26,25 +27,6 @@ async function sidecarOn(ports?: { web: number; ingest: number }): Promise<Sidec
   const sidecar = await startSidecarProcess(args);
   running.push(sidecar);
   return sidecar;
-}
-
-async function samplesOf(sidecar: SidecarProcess): Promise<Samples> {
-  return parseSamples(await (await fetch(`${sidecar.web}/metrics`)).text());
-}
-
-/** Events a sidecar applied from sequenced plugin lines: received minus duplicates, heartbeats aside. */
-function appliedEvents(samples: Samples): number {
-  let received = 0;
-  for (const [key, value] of samples) {
-    if (key.startsWith('hermes_sidecar_events_received_total{') && !key.includes('event="plugin_heartbeat"')) received += value;
-  }
-  return received - (samples.get('hermes_sidecar_events_duplicate_total') ?? 0);
-}
-
-function droppedTotal(samples: Samples): number {
-  let total = 0;
-  for (const [key, value] of samples) if (key.startsWith('hermes_plugin_callbacks_dropped_total{')) total += value;
-  return total;
 }
 
 const pluginEnv = { HERMES_SIDECAR_HEARTBEAT_INTERVAL: '0.5', HERMES_SIDECAR_TIMEOUT: '0.5' };
@@ -103,7 +85,7 @@ describe.skipIf(python.path === undefined)(`bridge plugin end to end${python.ski
     const sidecar = await sidecarOn();
     const summary = await runScenario(python.path ?? 'python3', ['--url', `${sidecar.ingest}/v1/events`, '--scenario', 'envelope'], pluginEnv);
     expect(summary.drained).toBe(true);
-    const samples = await samplesOf(sidecar);
+    const samples = await scrapeSamples(sidecar);
     const emitted = summary.emitted_total as number;
     expect(appliedEvents(samples)).toBe(emitted);
     const runs = [...samples].filter(([key]) => key.startsWith('hermes_agent_runs_total{')).reduce((sum, [, value]) => sum + value, 0);
@@ -137,7 +119,7 @@ describe.skipIf(python.path === undefined)(`bridge plugin end to end${python.ski
     expect(final.events_numbered).toBe(900);
     expect(final.events_delivered).toBe(900);
     expect(totalDropped(final.dropped)).toBe(0);
-    const samples = await samplesOf(second);
+    const samples = await scrapeSamples(second);
     // What the first sidecar acknowledged (and applied: a 202 waits for that), the second never saw.
     expect(appliedEvents(samples)).toBe(900 - atStop.events_delivered);
     expect(samples.get('hermes_sidecar_events_lost_total')).toBe(0);
@@ -161,7 +143,7 @@ describe.skipIf(python.path === undefined)(`bridge plugin end to end${python.ski
     expect(final.events_numbered).toBe(450);
     expect(trueLoss).toBe(300);
     expect(totalDropped(final.dropped)).toBe(trueLoss);
-    const samples = await samplesOf(second);
+    const samples = await scrapeSamples(second);
     expect(droppedTotal(samples)).toBe(trueLoss);
     expect(samples.get('hermes_sidecar_events_lost_total')).toBe(trueLoss);
     expect(appliedEvents(samples)).toBe(100);

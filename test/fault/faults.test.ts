@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { sendTraffic, TrafficModel } from '../../tools/traffic.js';
-import { parseSamples, type Samples } from '../support/exposition.js';
+import { appliedEvents, scrapeSamples } from '../support/accounting.js';
 import { HeldPlugin, totalDropped } from '../support/driver.js';
 import { startSidecarProcess, type SidecarProcess } from '../support/process.js';
 import { freePort } from '../support/prometheus.js';
@@ -32,18 +32,6 @@ async function held(url: string, env: NodeJS.ProcessEnv = {}): Promise<HeldPlugi
   return plugin;
 }
 
-async function samplesOf(sidecar: SidecarProcess): Promise<Samples> {
-  return parseSamples(await (await fetch(`${sidecar.web}/metrics`)).text());
-}
-
-function appliedEvents(samples: Samples): number {
-  let received = 0;
-  for (const [key, value] of samples) {
-    if (key.startsWith('hermes_sidecar_events_received_total{') && !key.includes('event="plugin_heartbeat"')) received += value;
-  }
-  return received - (samples.get('hermes_sidecar_events_duplicate_total') ?? 0);
-}
-
 describe.skipIf(python.path === undefined)(`faults with the real plugin${python.skipReason ? ` (${python.skipReason})` : ''}`, () => {
   it('Hermes starting before the sidecar: the buffered events arrive once the sidecar is up', async () => {
     const ports = { web: await freePort(), ingest: await freePort() };
@@ -57,7 +45,7 @@ describe.skipIf(python.path === undefined)(`faults with the real plugin${python.
     const after = await plugin.flushAll();
     expect(after.events_delivered).toBe(500);
     expect(totalDropped(after.dropped)).toBe(0);
-    const samples = await samplesOf(sidecar);
+    const samples = await scrapeSamples(sidecar);
     expect(appliedEvents(samples)).toBe(500);
     expect(samples.get('hermes_sidecar_events_lost_total')).toBe(0);
   });
@@ -81,7 +69,7 @@ describe.skipIf(python.path === undefined)(`faults with the real plugin${python.
     expect(final.events_numbered).toBe(2100);
     expect(final.events_delivered).toBe(2100);
     expect(totalDropped(final.dropped)).toBe(0);
-    const samples = await samplesOf(sidecar);
+    const samples = await scrapeSamples(sidecar);
     // Requests the plugin gave up on were still read after SIGCONT: duplicates, counted once.
     expect(appliedEvents(samples)).toBe(2100);
     expect(samples.get('hermes_sidecar_events_lost_total')).toBe(0);
