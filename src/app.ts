@@ -14,7 +14,7 @@ import { MAPPED_EVENTS } from './contract/hooks.js';
 import { CATALOGUE } from './metrics/catalogue.js';
 import { LabelGuard, OPEN_LABELS } from './metrics/labels.js';
 import { DROP_REASONS } from './metrics/recorders/delivery.js';
-import { createRecorders, type Sweepable } from './metrics/recorders/index.js';
+import { createRecorders, SPAN_KINDS, type Sweepable } from './metrics/recorders/index.js';
 import { createMetricsRegistry, type Metrics, type MetricsRegistry } from './metrics/registry.js';
 import { Dispatcher } from './pipeline/dispatcher.js';
 import { Ingestor } from './pipeline/ingestor.js';
@@ -59,7 +59,7 @@ function zeroSelfMetrics(metrics: Metrics): void {
   }
   for (const reason of ['invalid_event', 'unknown_shape']) metrics.eventsRejected.inc({ reason }, 0);
   for (const reason of ['queue_full', 'shutdown', 'internal_error']) metrics.eventsDropped.inc({ reason }, 0);
-  for (const kind of ['api', 'tool', 'turn', 'approval', 'subagent']) metrics.orphanedSpans.inc({ kind }, 0);
+  for (const kind of SPAN_KINDS) metrics.orphanedSpans.inc({ kind }, 0);
   for (const table of ['plugin_instances', 'sessions']) metrics.stateEvictions.inc({ table }, 0);
   for (const stage of ['collect', 'render']) metrics.scrapeErrors.inc({ stage }, 0);
   for (const label of OPEN_LABELS) metrics.labelOverflow.inc({ label }, 0);

@@ -22,7 +22,8 @@ export interface RecorderContext {
   readonly track: (table: Sweepable) => void;
 }
 
-export type SpanKind = 'api' | 'tool' | 'turn' | 'approval' | 'subagent';
+export const SPAN_KINDS = ['api', 'tool', 'turn', 'approval', 'subagent'] as const;
+export type SpanKind = (typeof SPAN_KINDS)[number];
 
 /** A span table whose lost entries count as orphaned spans of one kind. */
 export function spanTable<V>(

@@ -33,4 +33,4 @@ export function createRecorders(context: RecorderContext): Recorders {
   };
 }
 
-export type { RecorderContext, Sweepable } from './context.js';
+export { SPAN_KINDS, type RecorderContext, type Sweepable } from './context.js';
