@@ -1,0 +1,322 @@
+/**
+ * Shared pieces of the benchmark suite: the machine description, statistics and formatting,
+ * the real sidecar binary as a child process, tsx child processes that report one JSON result,
+ * exposition parsing, and the synthetic high-cardinality traffic that creates live series.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { TrafficModel, type Line } from '../tools/traffic.js';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+export const TMP = fileURLToPath(new URL('../.tmp/', import.meta.url));
+export const RESULT_PREFIX = 'BENCH_RESULT ';
+
+export function ensureTmp(): string {
+  mkdirSync(TMP, { recursive: true });
+  return TMP;
+}
+
+// ---------------------------------------------------------------------------------- machine
+
+export interface Machine {
+  readonly cpuModel: string;
+  readonly cpus: number;
+  readonly cpuMhz: number;
+  readonly memoryGiB: number;
+  readonly freeMemoryGiB: number;
+  readonly os: string;
+  readonly node: string;
+  readonly v8: string;
+}
+
+export function machine(): Machine {
+  const cpus = os.cpus();
+  return {
+    cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+    cpus: cpus.length,
+    cpuMhz: cpus[0]?.speed ?? 0,
+    memoryGiB: os.totalmem() / 2 ** 30,
+    freeMemoryGiB: os.freemem() / 2 ** 30,
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    v8: process.versions.v8,
+  };
+}
+
+// ---------------------------------------------------------------------------------- statistics
+
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[index] ?? Number.NaN;
+}
+
+export const median = (values: readonly number[]): number => quantile(values, 0.5);
+
+export function nowMs(): number {
+  return performance.now();
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ---------------------------------------------------------------------------------- formatting
+
+export function fmtInt(value: number): string {
+  return Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : String(value);
+}
+
+export function fmt(value: number, digits = 2): string {
+  if (!Number.isFinite(value)) return String(value);
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+export const fmtMiB = (bytes: number): string => `${fmt(bytes / 2 ** 20, 1)} MiB`;
+export const fmtRatio = (ratio: number): string => `${fmt(ratio, 2)}×`;
+
+export function table(header: readonly string[], rows: readonly (readonly string[])[], align?: readonly ('l' | 'r')[]): string {
+  const rule = header.map((_, index) => ((align?.[index] ?? (index === 0 ? 'l' : 'r')) === 'r' ? '---:' : '---'));
+  return [header, rule, ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
+}
+
+export function verdict(met: boolean): string {
+  return met ? '**met**' : '**missed**';
+}
+
+// ---------------------------------------------------------------------------------- children
+
+const running = new Set<ChildProcess>();
+
+/** Children are ended with the runner, however it ends (a closed pipe, Ctrl-C, an exception). */
+export function track<T extends ChildProcess>(child: T): T {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
+}
+
+function killRunning(): void {
+  for (const child of running) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+process.once('exit', killRunning);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    killRunning();
+    process.exit(130);
+  });
+}
+
+// ---------------------------------------------------------------------------------- the binary
+
+export interface SidecarProcess {
+  readonly child: ChildProcess;
+  readonly web: string;
+  readonly ingest: string;
+  stop(): Promise<number | null>;
+}
+
+/** `node dist/main.js` on free loopback ports; resolves once it logged "listening". */
+export function startSidecarBinary(args: readonly string[] = []): Promise<SidecarProcess> {
+  if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run "npm run build" first`);
+  const child = track(
+    spawn(process.execPath, [MAIN, '--web.listen-address=127.0.0.1:0', '--ingest.listen-address=127.0.0.1:0', ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  let stderr = '';
+  let buffered = '';
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  return new Promise((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      for (let newline = buffered.indexOf('\n'); newline !== -1; newline = buffered.indexOf('\n')) {
+        const text = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        let line: Record<string, unknown>;
+        try {
+          line = JSON.parse(text) as Record<string, unknown>;
+        } catch {
+          continue;
+        }
+        if (line.msg === 'listening') {
+          resolve({
+            child,
+            web: `http://${String(line.web)}`,
+            ingest: `http://${String(line.ingest)}`,
+            stop: () => {
+              if (child.exitCode === null) child.kill('SIGTERM');
+              return exited;
+            },
+          });
+        }
+      }
+    });
+    void exited.then((code) => reject(new Error(`sidecar exited with ${code} before listening: ${stderr}`)));
+  });
+}
+
+// ---------------------------------------------------------------------------------- tsx children
+
+export interface ChildOptions {
+  readonly nodeFlags?: readonly string[];
+  readonly ipc?: boolean;
+}
+
+/** `node [flags] --import tsx bench/<script> [args]`, with the repository as cwd. */
+export function spawnTsx(script: string, args: readonly string[], options: ChildOptions = {}): ChildProcess {
+  return track(
+    spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', `bench/${script}`, ...args], {
+      cwd: ROOT,
+      env: process.env,
+      stdio: options.ipc === true ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+}
+
+/** Runs a child that prints one `BENCH_RESULT <json>` line and exits 0; returns the JSON. */
+export function runChild<T>(script: string, args: readonly string[], options: ChildOptions = {}): Promise<T> {
+  const child = spawnTsx(script, args, options);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8');
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  return new Promise((resolve, reject) => {
+    child.once('close', (code) => {
+      const line = stdout.split('\n').find((text) => text.startsWith(RESULT_PREFIX));
+      if (code !== 0 || line === undefined) {
+        reject(new Error(`bench/${script} exited with ${code}:\n${stderr}\n${stdout}`));
+        return;
+      }
+      resolve(JSON.parse(line.slice(RESULT_PREFIX.length)) as T);
+    });
+  });
+}
+
+/** The child side of runChild. */
+export function reportResult(result: unknown): void {
+  process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);
+}
+
+// ---------------------------------------------------------------------------------- exposition
+
+/** Sum of the samples of one metric name (exact name, any labels) whose labels contain `filter`. */
+export function sumSamples(text: string, name: string, filter = ''): number {
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const next = line.charAt(name.length);
+    if (next !== '{' && next !== ' ') continue;
+    if (filter !== '' && !line.includes(filter)) continue;
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (Number.isFinite(value)) total += value;
+  }
+  return total;
+}
+
+export async function scrape(web: string): Promise<string> {
+  const response = await fetch(`${web}/metrics`);
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`/metrics answered ${response.status}`);
+  return text;
+}
+
+// ---------------------------------------------------------------------------------- traffic
+
+export const ndjson = (lines: readonly Line[]): string => lines.map((line) => JSON.stringify(line)).join('\n');
+
+/**
+ * Label caps (and the global series cap, where the build has one) raised so that distinct tools
+ * and models all become series: nothing folds into `other`.
+ */
+export function writeCapsConfig(): string {
+  const file = `${ensureTmp()}bench-caps.yaml`;
+  writeFileSync(file, 'labels:\n  tool: {cap: 100000}\n  model: {cap: 100000}\nmetrics:\n  max_series: 1000000\n');
+  return file;
+}
+
+/**
+ * Envelope lines that create new live agent series: a distinct tool name (pre + post: in-flight
+ * gauge, calls counter, duration histogram = 3 series) or a distinct model (post_api_request with
+ * usage and first chunk: requests, duration, time to first chunk, finish reason, 5 token types,
+ * prompt-token histogram = 10 series), alternating: about a quarter of the new series are tool
+ * series and three quarters model series. `index` makes the values unique; `tag` keeps separate runs apart.
+ */
+export function seriesLines(index: number, tag: string): Line[] {
+  if (index % 2 === 0) {
+    const fields = { tool_name: `${tag}_tool_${index}`, tool_call_id: `${tag}_call_${index}`, session_id: 'bench' };
+    return [
+      { event: 'pre_tool_call', data: fields },
+      { event: 'post_tool_call', data: { ...fields, duration_ms: 12, status: 'ok' } },
+    ];
+  }
+  const startedAt = 1_800_000_000;
+  return [
+    {
+      event: 'post_api_request',
+      data: {
+        session_id: 'bench',
+        api_request_id: `${tag}_req_${index}`,
+        provider: 'openrouter',
+        model: `${tag}/model-${index}`,
+        api_duration: 1.5,
+        started_at: startedAt,
+        first_chunk_at: startedAt + 0.4,
+        finish_reason: 'stop',
+        usage: { input_tokens: 100, cache_read_tokens: 10, cache_write_tokens: 5, output_tokens: 50, reasoning_tokens: 5, prompt_tokens: 115 },
+      },
+    },
+  ];
+}
+
+export interface Body {
+  readonly body: string;
+  readonly events: number;
+}
+
+/**
+ * Distinct NDJSON request bodies of whole generated turns (about `batch` events each; faults
+ * off). Lines keep their plugin `instance` but drop `seq`, so cycling through the bodies again
+ * and again is never deduplicated (the sidecar tracks the instance without a sequence check).
+ */
+export function trafficBodies(count: number, batch: number, seed: number): Body[] {
+  const model = new TrafficModel({ seed, agents: 8, errorRate: 0.05, faults: false });
+  return Array.from({ length: count }, () => {
+    const lines = model.batch(batch).map(({ seq: _seq, ...line }) => line);
+    return { body: ndjson(lines), events: lines.length };
+  });
+}
+
+// ---------------------------------------------------------------------------------- sections
+
+export interface RunOptions {
+  /** Tiny sizes, no RESULTS.md, no assertion about speed. */
+  readonly smoke: boolean;
+}
+
+export interface Target {
+  readonly name: string;
+  readonly target: string;
+  readonly measured: string;
+  readonly met: boolean;
+}
+
+export interface SectionResult {
+  /** Printed as `[key] summary`; the smoke test looks for one such line per section. */
+  readonly key: string;
+  readonly title: string;
+  readonly summary: string;
+  /** The section's body in RESULTS.md. */
+  readonly markdown: string;
+  readonly targets: readonly Target[];
+}

@@ -1,0 +1,117 @@
+/**
+ * Section 1, in-process aggregation (runner side): prepares the NDJSON stream, runs
+ * bench/children/aggregation.ts in a fresh `node --expose-gc` process and reports the ratios.
+ */
+import { writeFileSync } from 'node:fs';
+import { TrafficModel } from '../../tools/traffic.js';
+import { ensureTmp, fmt, fmtInt, fmtRatio, ndjson, runChild, table, type RunOptions, type SectionResult } from '../lib.js';
+
+export interface Stream {
+  readonly file: string;
+  readonly events: number;
+  readonly batch: number;
+}
+
+/** The generator's realistic mixed stream (8 agents, 5% provider errors, faults off), as plugin lines. */
+export function prepareStream(options: RunOptions): Stream {
+  const events = options.smoke ? 2_000 : 150_000;
+  const lines = new TrafficModel({ seed: 1, agents: 8, errorRate: 0.05, faults: false }).batch(events);
+  const file = `${ensureTmp()}bench-stream${options.smoke ? '-smoke' : ''}.ndjson`;
+  writeFileSync(file, ndjson(lines));
+  return { file, events: lines.length, batch: options.smoke ? 100 : 500 };
+}
+
+interface Variant {
+  readonly ms: number[];
+  readonly medianMs: number;
+  readonly eventsPerSecond: number;
+}
+
+interface AggregationResult {
+  readonly events: number;
+  readonly batches: number;
+  readonly batchSize: number;
+  readonly slice: number;
+  readonly bytes: number;
+  readonly rounds: number;
+  readonly variants: Record<'parse' | 'parseLines' | 'ours' | 'otel' | 'prom' | 'oursApply' | 'otelApply' | 'promApply', Variant>;
+  readonly equivalence: { metric: string; ours: number; otel: number; prom: number }[];
+}
+
+export async function aggregationSection(options: RunOptions, stream: Stream): Promise<SectionResult> {
+  const rounds = options.smoke ? 1 : 3;
+  const result = await runChild<AggregationResult>(
+    'children/aggregation.ts',
+    ['--file', stream.file, '--batch', String(stream.batch), '--rounds', String(rounds)],
+    { nodeFlags: ['--expose-gc'] },
+  );
+  const { parse, parseLines, ours, otel, prom, oursApply, otelApply, promApply } = result.variants;
+  // The physical limit is the faster way of parsing the same lines.
+  const limit = Math.max(parse.eventsPerSecond, parseLines.eventsPerSecond);
+  const vsParse = ours.eventsPerSecond / limit;
+  const ratioTo = (variant: Variant) => `ours/this ${fmtRatio(ours.eventsPerSecond / variant.eventsPerSecond)}`;
+  const vsOtel = ours.eventsPerSecond / otel.eventsPerSecond;
+  const applyVsOtel = oursApply.eventsPerSecond / otelApply.eventsPerSecond;
+  const vsProm = ours.eventsPerSecond / prom.eventsPerSecond;
+  const applyVsProm = oursApply.eventsPerSecond / promApply.eventsPerSecond;
+  const row = (name: string, variant: Variant, ratio: string) => [
+    name,
+    fmtInt(variant.eventsPerSecond),
+    fmt(variant.medianMs, 0),
+    fmt((variant.medianMs * 1000) / result.events, 2),
+    variant.ms.map((ms) => fmt(ms, 0)).join(' / '),
+    ratio,
+  ];
+  const mismatches = result.equivalence.filter((check) => check.ours !== check.otel || check.ours !== check.prom);
+  const markdown = [
+    `Stream: ${fmtInt(result.events)} plugin lines from \`tools/traffic.ts\` (seed 1, 8 agents, 5% provider errors, faults off), ` +
+      `${fmt(result.bytes / 2 ** 20, 1)} MiB of NDJSON in ${result.batches} batches of ${result.batchSize}, prepared before timing. ` +
+      `All variants run in one \`node --expose-gc\` child, each round on fresh state (a new sidecar or pipeline). Within a round they take turns over ` +
+      `slices of ${result.slice} batches (the order rotating every slice, a minor GC before each turn), so a noisy machine slows all of them alike; ` +
+      `a variant's round time is the sum of its turns. ${rounds} measured rounds after a warm-up round on a quarter of the stream; the median round counts.`,
+    '',
+    '- **parse** — `buffer.toString()` → `split("\\n")` → `JSON.parse` per line.',
+    '- **parse-lines** — `JSON.parse(buffer.toString("utf8", start, end))` per line, found with `buffer.indexOf(10)`: the same parse without first ' +
+      'turning the whole body into one large string and splitting it.',
+    '- The **physical limit** is the faster of the two; the target ratio is ours against it.',
+    '- **ours** — `decodeBody(buffer)` then `sidecar.dispatcher.applyBatch(events)` on `createSidecar(defaultConfig(), {logger: silent, defaultMetrics: false})`. ' +
+      'This is what one ingest request costs once the body is read, minus HTTP/express and the per-request bookkeeping ' +
+      '(`events_received` per hook, the batch-size histogram, p-queue), which section 2 measures end to end. Calling the dispatcher directly keeps ' +
+      'express and the socket out of the ratio.',
+    '- **otel** — the same `decodeBody` and the same dispatcher, recorders, label guard and span tables, but every catalogue metric built on ' +
+      '`@opentelemetry/sdk-metrics` `MeterProvider` with the `PrometheusExporter` (preventServerStart) as its reader (bench/alternatives.ts): ' +
+      'counters → Counter, histograms → Histogram with the same buckets, in-flight/active gauges → UpDownCounter, set gauges → Gauge. ' +
+      'Same label objects, same sanitizing and caps: only the metrics library differs.',
+    '- **prom-client** — the same again on prom-client 15 used directly (one `Counter`/`Gauge`/`Histogram` per catalogue entry, labels passed through), ' +
+      'the plain way: the baseline for the sidecar\'s own metric code.',
+    '- **…-apply** — `applyBatch` alone on pre-decoded events: the metrics library\'s share without the shared decoding.',
+    '',
+    table(
+      ['variant', 'events/s', 'median ms', 'µs/event', 'rounds (ms)', 'ratio'],
+      [
+        row('parse (body string + split + JSON.parse)', parse, ratioTo(parse)),
+        row('parse-lines (per-line slices + JSON.parse)', parseLines, ratioTo(parseLines)),
+        row('ours (decode + apply)', ours, `ours/limit ${fmtRatio(vsParse)}`),
+        row('otel (decode + apply)', otel, `ours/otel ${fmtRatio(vsOtel)}`),
+        row('prom-client (decode + apply)', prom, `ours/prom-client ${fmtRatio(vsProm)}`),
+        row('ours-apply (apply only)', oursApply, '—'),
+        row('otel-apply (apply only)', otelApply, `ours/otel ${fmtRatio(applyVsOtel)}`),
+        row('prom-client-apply (apply only)', promApply, `ours/prom-client ${fmtRatio(applyVsProm)}`),
+      ],
+    ),
+    '',
+    `Equivalence check (the three pipelines fed the first quarter of the stream once more, then their totals compared, ours/otel/prom-client): ${
+      mismatches.length === 0 ? 'all equal' : `**${mismatches.length} mismatch(es)**`
+    } — ${result.equivalence.map((check) => `${check.metric} ${fmtInt(check.ours)}/${fmtInt(check.otel)}/${fmtInt(check.prom)}`).join('; ')}.`,
+  ].join('\n');
+  return {
+    key: 'aggregation',
+    title: '1. In-process aggregation',
+    summary: `ours ${fmtInt(ours.eventsPerSecond)} ev/s, parse-only ${fmtInt(parse.eventsPerSecond)} ev/s (body string) / ${fmtInt(parseLines.eventsPerSecond)} ev/s (per line), ours/limit ${fmtRatio(vsParse)}, otel ${fmtInt(otel.eventsPerSecond)} ev/s (ours/otel ${fmtRatio(vsOtel)}; apply only ${fmtRatio(applyVsOtel)}), prom-client ${fmtInt(prom.eventsPerSecond)} ev/s (ours/prom-client ${fmtRatio(vsProm)}; apply only ${fmtRatio(applyVsProm)})`,
+    markdown,
+    targets: [
+      { name: 'aggregation vs JSON.parse alone (ours/faster parse)', target: '≥ 0.5', measured: fmt(vsParse, 2), met: vsParse >= 0.5 },
+      { name: 'aggregation vs OpenTelemetry (ours/otel)', target: '≥ 2', measured: fmt(vsOtel, 2), met: vsOtel >= 2 },
+    ],
+  };
+}
