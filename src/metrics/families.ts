@@ -58,6 +58,12 @@ interface Series {
   count: number;
 }
 
+/** One series of a family, resolved once: recorders keep handles for their hottest label sets. */
+export interface SeriesHandle {
+  inc(amount?: number): void;
+  observe(value: number): void;
+}
+
 export interface FamilyOptions {
   readonly spec: MetricSpec;
   readonly bounds: readonly number[] | undefined;
@@ -103,8 +109,32 @@ export class Family {
   }
 
   observe(labels: Labels, value: number): void {
-    if (!isCountable(value)) return;
-    const series = this.seriesFor(labels);
+    if (isCountable(value)) this.observeInto(this.seriesFor(labels), value);
+  }
+
+  /**
+   * The series of these labels, resolved now (or its overflow series when the budget is spent):
+   * later updates through the handle skip the key build and the lookup.
+   */
+  handle(labels: Labels): SeriesHandle {
+    const { series, folded } = this.resolve(labels);
+    // A folded label set counts a fold on every write, exactly as the label-object path does.
+    const fold = folded ? this.options.onFold : undefined;
+    return {
+      inc: (amount = 1) => {
+        if (!isCountable(amount)) return;
+        fold?.();
+        series.value += amount;
+      },
+      observe: (value) => {
+        if (!isCountable(value)) return;
+        fold?.();
+        this.observeInto(series, value);
+      },
+    };
+  }
+
+  private observeInto(series: Series, value: number): void {
     const buckets = series.buckets;
     const bounds = this.bounds;
     if (buckets === undefined || bounds === undefined) return;
@@ -127,17 +157,23 @@ export class Family {
   }
 
   private seriesFor(labels: Labels): Series {
+    const { series, folded } = this.resolve(labels);
+    if (folded) this.options.onFold();
+    return series;
+  }
+
+  /** The series of these labels, created while the budget lasts, else their overflow series. */
+  private resolve(labels: Labels): { series: Series; folded: boolean } {
     const key = this.keyOf(labels);
     const existing = this.series.get(key);
-    if (existing !== undefined) return existing;
+    if (existing !== undefined) return { series: existing, folded: false };
     const budget = this.options.budget;
-    if (budget === undefined || budget.take()) return this.create(key, labels);
-    return this.overflowSeries(labels);
+    if (budget === undefined || budget.take()) return { series: this.create(key, labels), folded: false };
+    return { series: this.overflowSeries(labels), folded: true };
   }
 
   /** The series a label set folds into when the budget is spent: open labels become `other`. */
   private overflowSeries(labels: Labels): Series {
-    this.options.onFold();
     const folded: Record<string, string> = { ...labels };
     for (const name of this.foldable) folded[name] = OTHER;
     const key = this.keyOf(folded);

@@ -16,8 +16,18 @@ export { SeriesBudget } from './families.js';
 
 export type LabelsOf<S extends MetricSpec> = { readonly [K in S['labelNames'][number]]: string };
 
+export interface CounterHandle {
+  inc(amount?: number): void;
+}
+
+export interface HistogramHandle {
+  observe(value: number): void;
+}
+
 export interface CounterFamily<S extends MetricSpec> {
   inc(labels: LabelsOf<S>, amount?: number): void;
+  /** The series of these labels, resolved once (see Family.handle). */
+  handle(labels: LabelsOf<S>): CounterHandle;
 }
 
 export interface GaugeFamily<S extends MetricSpec> {
@@ -30,6 +40,7 @@ export interface GaugeFamily<S extends MetricSpec> {
 
 export interface HistogramFamily<S extends MetricSpec> {
   observe(labels: LabelsOf<S>, value: number): void;
+  handle(labels: LabelsOf<S>): HistogramHandle;
 }
 
 type FamilyOf<S extends MetricSpec> = S['type'] extends 'counter'

@@ -30,6 +30,18 @@ describe('global series cap', () => {
     expect(samples.get('hermes_sidecar_series')).toBe(8); // 6 admitted + 2 overflow series
   });
 
+  it('folds the API path (resolved series handles) the same way, counting every folded write', async () => {
+    const harness = startTestSidecar({ 'metrics.max-series': '2' });
+    const success = (model: string) => ({ event: 'post_api_request', provider: 'p', model });
+    // m1 takes requests_total and finish_reasons_total; m2 and its repeat fold.
+    await harness.postNdjson([success('m1'), success('m2'), success('m2'), success('m1')]);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_api_requests_total', { kind: 'main', provider: 'p', model: 'm1', outcome: 'success' }))).toBe(2);
+    expect(samples.get(series('hermes_api_requests_total', { kind: 'main', provider: 'other', model: 'other', outcome: 'success' }))).toBe(2);
+    expect(samples.get(series('hermes_sidecar_series_overflow_total', { metric: 'hermes_api_requests_total' }))).toBe(2);
+    expect(samples.get(series('hermes_sidecar_series_overflow_total', { metric: 'hermes_api_finish_reasons_total' }))).toBe(2);
+  });
+
   it('keeps closed labels on the overflow series', async () => {
     const harness = startTestSidecar({ 'metrics.max-series': '2' });
     await harness.postNdjson([call('a'), call('b', 'error'), call('c', 'timeout')]);

@@ -1,7 +1,7 @@
 /** Provider API calls: pre/post_api_request, api_request_error and the auxiliary variants. */
 import type { ApiCall, EventData, Usage } from '../../contract/events.js';
 import { UNKNOWN } from '../labels.js';
-import type { Metrics } from '../registry.js';
+import type { CounterHandle, HistogramHandle, Metrics } from '../registry.js';
 import { compositeKey, spanTable, type RecorderContext } from './context.js';
 
 type Succeeded = Extract<EventData, { type: 'api_attempt_succeeded' }>;
@@ -42,8 +42,59 @@ function retryVerdict(event: Failed): 'retried' | 'exhausted' | undefined {
   return undefined;
 }
 
+/**
+ * The hot series of one (kind, provider, model), resolved on first use and kept: a successful
+ * call writes up to ten of them, and resolving each from labels every time was the largest cost
+ * of ingest after JSON.parse (bench/RESULTS.md, Profile). Created lazily, so a series appears
+ * only once it has a value.
+ */
+class CallSeries {
+  private readonly handles = new Map<string, CounterHandle & HistogramHandle>();
+
+  constructor(
+    private readonly metrics: Metrics,
+    readonly labels: CallLabels,
+  ) {}
+
+  requests(outcome: 'success' | 'error'): CounterHandle {
+    return this.memo(`requests:${outcome}`, () => this.metrics.apiRequests.handle({ ...this.labels, outcome }));
+  }
+
+  duration(outcome: 'success' | 'error'): HistogramHandle {
+    return this.memo(`duration:${outcome}`, () => this.metrics.apiRequestDuration.handle({ ...this.labels, outcome }));
+  }
+
+  timeToFirstChunk(): HistogramHandle {
+    return this.memo('ttfc', () => this.metrics.apiTimeToFirstChunk.handle(this.labels));
+  }
+
+  promptTokens(): HistogramHandle {
+    return this.memo('prompt', () => this.metrics.apiPromptTokens.handle(this.labels));
+  }
+
+  tokens(type: string): CounterHandle {
+    return this.memo(`tokens:${type}`, () => this.metrics.tokens.handle({ ...this.labels, type }));
+  }
+
+  /** `reason` is a guarded label value, so this map is bounded by its cap. */
+  finishReason(reason: string): CounterHandle {
+    return this.memo(`finish:${reason}`, () => this.metrics.apiFinishReasons.handle({ ...this.labels, finish_reason: reason }));
+  }
+
+  private memo(key: string, create: () => CounterHandle | HistogramHandle): CounterHandle & HistogramHandle {
+    let handle = this.handles.get(key);
+    if (handle === undefined) {
+      handle = create() as CounterHandle & HistogramHandle;
+      this.handles.set(key, handle);
+    }
+    return handle;
+  }
+}
+
 export class ApiRecorder {
   private readonly metrics: Metrics;
+  // Guarded (kind, provider, model) → its series; bounded by the provider and model caps.
+  private readonly calls = new Map<string, CallSeries>();
   // Keyed by kind and api_request_id: retries reuse the id, and a post/error closes the open attempt.
   private readonly inFlight;
 
@@ -62,25 +113,19 @@ export class ApiRecorder {
   }
 
   succeeded(event: Succeeded): void {
-    const labels = this.finish(event.call);
-    const outcome = { ...labels, outcome: 'success' };
-    this.metrics.apiRequests.inc(outcome);
-    if (event.durationSeconds !== undefined) this.metrics.apiRequestDuration.observe(outcome, event.durationSeconds);
-    if (event.timeToFirstChunkSeconds !== undefined) {
-      this.metrics.apiTimeToFirstChunk.observe(labels, event.timeToFirstChunkSeconds);
-    }
-    this.metrics.apiFinishReasons.inc({
-      ...labels,
-      finish_reason: this.context.labels.value('finish_reason', event.finishReason),
-    });
-    if (event.usage !== undefined) this.recordUsage(labels, event.usage);
+    const call = this.finish(event.call);
+    call.requests('success').inc();
+    if (event.durationSeconds !== undefined) call.duration('success').observe(event.durationSeconds);
+    if (event.timeToFirstChunkSeconds !== undefined) call.timeToFirstChunk().observe(event.timeToFirstChunkSeconds);
+    call.finishReason(this.context.labels.value('finish_reason', event.finishReason)).inc();
+    if (event.usage !== undefined) this.recordUsage(call, event.usage);
   }
 
   failed(event: Failed): void {
-    const labels = this.finish(event.call);
-    const outcome = { ...labels, outcome: 'error' };
-    this.metrics.apiRequests.inc(outcome);
-    if (event.durationSeconds !== undefined) this.metrics.apiRequestDuration.observe(outcome, event.durationSeconds);
+    const call = this.finish(event.call);
+    const { labels } = call;
+    call.requests('error').inc();
+    if (event.durationSeconds !== undefined) call.duration('error').observe(event.durationSeconds);
     const reason = this.context.labels.value('reason', event.reason);
     this.metrics.apiErrors.inc({
       ...labels,
@@ -93,29 +138,29 @@ export class ApiRecorder {
     if (verdict === 'exhausted') this.metrics.apiRetriesExhausted.inc({ ...labels, reason });
   }
 
-  /** Closes the open attempt (if its pre event was seen) and returns the call's labels. */
-  private finish(call: ApiCall): CallLabels {
+  /** Closes the open attempt (if its pre event was seen) and returns the call's series. */
+  private finish(call: ApiCall): CallSeries {
     if (call.requestId !== undefined) {
       const open = this.inFlight.close(compositeKey(call.kind, call.requestId));
       if (open !== undefined) this.metrics.apiRequestsInFlight.dec(open.value);
     }
-    return {
-      kind: call.kind,
-      provider: this.context.labels.value('provider', call.provider),
-      model: this.context.labels.value('model', call.model),
-    };
+    const provider = this.context.labels.value('provider', call.provider);
+    const model = this.context.labels.value('model', call.model);
+    // Guarded values hold no control characters, so NUL separates them unambiguously.
+    const key = `${call.kind}\u0000${provider}\u0000${model}`;
+    let series = this.calls.get(key);
+    if (series === undefined) {
+      series = new CallSeries(this.metrics, { kind: call.kind, provider, model });
+      this.calls.set(key, series);
+    }
+    return series;
   }
 
-  private recordUsage(labels: CallLabels, usage: Usage): void {
-    // One label object for the five types: families copy what they keep, so reusing it is safe
-    // and saves an allocation per type on the hottest path.
-    const typed = { ...labels, type: '' };
+  private recordUsage(call: CallSeries, usage: Usage): void {
     for (const [field, type] of TOKEN_TYPES) {
       const tokens = usage[field];
-      if (tokens === undefined) continue;
-      typed.type = type;
-      this.metrics.tokens.inc(typed, tokens);
+      if (tokens !== undefined) call.tokens(type).inc(tokens);
     }
-    if (usage.prompt !== undefined) this.metrics.apiPromptTokens.observe(labels, usage.prompt);
+    if (usage.prompt !== undefined) call.promptTokens().observe(usage.prompt);
   }
 }
