@@ -322,8 +322,9 @@ async function post(options: SendOptions, lines: Line[], resent: boolean): Promi
         'Content-Type': 'application/x-ndjson',
         ...(options.token === undefined ? {} : { Authorization: `Bearer ${options.token}` }),
       },
+      // Not aborted with the run: a request already sent finishes, so the caller's count of what
+      // was answered stays exact.
       body: lines.map((line) => JSON.stringify(line)).join('\n'),
-      signal: options.signal,
     });
     await response.arrayBuffer();
     options.onResponse?.(response.status, lines, resent);
