@@ -25,6 +25,8 @@ const TOKEN_TYPES: readonly [keyof Usage, string][] = [
   ['output', 'output'],
   ['reasoning', 'reasoning'],
 ];
+// Handle keys built once, not per write.
+const TOKEN_KEYS: ReadonlyMap<string, string> = new Map(TOKEN_TYPES.map(([, type]) => [type, `tokens:${type}`]));
 
 function retryableLabel(retryable: boolean | undefined): string {
   return retryable === undefined ? UNKNOWN : String(retryable);
@@ -57,11 +59,11 @@ class CallSeries {
   ) {}
 
   requests(outcome: 'success' | 'error'): CounterHandle {
-    return this.memo(`requests:${outcome}`, () => this.metrics.apiRequests.handle({ ...this.labels, outcome }));
+    return this.memo(outcome === 'success' ? 'requests:success' : 'requests:error', () => this.metrics.apiRequests.handle({ ...this.labels, outcome }));
   }
 
   duration(outcome: 'success' | 'error'): HistogramHandle {
-    return this.memo(`duration:${outcome}`, () => this.metrics.apiRequestDuration.handle({ ...this.labels, outcome }));
+    return this.memo(outcome === 'success' ? 'duration:success' : 'duration:error', () => this.metrics.apiRequestDuration.handle({ ...this.labels, outcome }));
   }
 
   timeToFirstChunk(): HistogramHandle {
@@ -73,7 +75,7 @@ class CallSeries {
   }
 
   tokens(type: string): CounterHandle {
-    return this.memo(`tokens:${type}`, () => this.metrics.tokens.handle({ ...this.labels, type }));
+    return this.memo(TOKEN_KEYS.get(type) ?? `tokens:${type}`, () => this.metrics.tokens.handle({ ...this.labels, type }));
   }
 
   /** `reason` is a guarded label value, so this map is bounded by its cap. */
