@@ -17,7 +17,7 @@
  * Every ratio is measured side by side in the same run; absolute figures are printed too.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fmt, machine, MAIN, ROOT, table, type RunOptions, type SectionResult } from './lib.js';
 import { aggregationSection, prepareStream } from './sections/aggregation.js';
@@ -130,6 +130,8 @@ function resultsMarkdown(): string {
     ),
     '',
     ...ordered.flatMap((result) => [`## ${result.title}`, '', result.markdown, '']),
+    // Written by hand between runs: what each optimization bought (kept next to the figures).
+    readFileSync(new URL('./optimizations.md', import.meta.url), 'utf8'),
   ].join('\n');
 }
 
