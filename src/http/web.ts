@@ -65,12 +65,10 @@ export function createWebApp(options: WebAppOptions): Express {
   app.get(options.telemetryPath, async (_request, response) => {
     if (!runCollectors(options, metrics)) return failScrape(response);
     try {
-      const text = await options.registry.render();
-      // end() writes the string once; send() would first copy it into a Buffer.
-      response
-        .status(200)
-        .set({ 'Content-Type': options.registry.contentType, 'Content-Length': String(Buffer.byteLength(text)) })
-        .end(text);
+      // Encoded once: the length comes from the bytes, not from a second pass over the text
+      // (send() would also hash it for an ETag).
+      const body = Buffer.from(await options.registry.render());
+      response.status(200).set({ 'Content-Type': options.registry.contentType, 'Content-Length': String(body.length) }).end(body);
     } catch (error) {
       metrics.scrapeErrors.inc({ stage: 'render' });
       options.onScrapeError('render', error);
