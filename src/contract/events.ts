@@ -8,7 +8,6 @@
 import {
   bool,
   count,
-  firstDefined,
   id,
   isRecord,
   millisAsSeconds,
@@ -137,8 +136,8 @@ export interface ObserverEvent {
   /** Epoch seconds: the plugin's observed_at, else the arrival time. */
   readonly observedAt: number;
   /** Bridge plugin instance and its per-instance sequence number, when sent. */
-  readonly instance?: string;
-  readonly seq?: number;
+  readonly instance?: string | undefined;
+  readonly seq?: number | undefined;
   readonly data: EventData;
 }
 
@@ -169,17 +168,18 @@ function readUsage(fields: Fields): Usage | undefined {
   const derivedInput =
     prompt === undefined ? undefined : Math.max(0, prompt - (cacheRead ?? 0) - (cacheWrite ?? 0));
   return {
-    input: firstDefined(count(usage, 'input_tokens'), derivedInput),
+    input: count(usage, 'input_tokens') ?? derivedInput,
     cacheRead,
     cacheWrite,
-    output: firstDefined(count(usage, 'output_tokens'), count(usage, 'completion_tokens')),
+    output: count(usage, 'output_tokens') ?? count(usage, 'completion_tokens'),
     reasoning: count(usage, 'reasoning_tokens'),
     prompt,
   };
 }
 
 function apiDuration(fields: Fields): number | undefined {
-  return firstDefined(quantity(fields, 'api_duration'), millisAsSeconds(fields, 'duration_ms'));
+  // The Hermes name wins over the envelope alias.
+  return quantity(fields, 'api_duration') ?? millisAsSeconds(fields, 'duration_ms');
 }
 
 function timeToFirstChunk(fields: Fields): number | undefined {

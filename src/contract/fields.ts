@@ -42,12 +42,6 @@ export function record(fields: Fields, key: string): Fields | undefined {
   return isRecord(value) ? value : undefined;
 }
 
-/** The first reader result that is defined: the Hermes name wins over an envelope alias. */
-export function firstDefined<T>(...values: (T | undefined)[]): T | undefined {
-  for (const value of values) if (value !== undefined) return value;
-  return undefined;
-}
-
 /** Milliseconds field converted to seconds. */
 export function millisAsSeconds(fields: Fields, key: string): number | undefined {
   const value = quantity(fields, key);

@@ -63,11 +63,13 @@ export function normalizeLine(line: unknown, source: EventSource, arrivedAt: num
   const fields = envelope ? (line.data as Fields) : flatFields(line);
   return {
     ok: true,
+    // Every event has the same properties (instance and seq possibly undefined): one object shape.
     event: {
       name,
       source,
       observedAt: observedAt(line, arrivedAt),
-      ...meta,
+      instance: meta.instance,
+      seq: meta.seq,
       data: readEventData(name, fields),
     },
   };
