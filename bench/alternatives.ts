@@ -16,15 +16,12 @@
 import type { Attributes, Counter, Gauge, Histogram, Meter, UpDownCounter } from '@opentelemetry/api';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
-import { pino } from 'pino';
 import client from 'prom-client';
 import type { Config } from '../src/config.js';
 import { CATALOGUE, type MetricSpec } from '../src/metrics/catalogue.js';
-import { LabelGuard } from '../src/metrics/labels.js';
-import { createRecorders, type Sweepable } from '../src/metrics/recorders/index.js';
 import type { Metrics } from '../src/metrics/registry.js';
-import { Dispatcher } from '../src/pipeline/dispatcher.js';
-import { PluginInstances } from '../src/pipeline/instances.js';
+import { createEventPipeline } from '../src/pipeline/assemble.js';
+import type { Dispatcher } from '../src/pipeline/dispatcher.js';
 
 type Labels = Record<string, string>;
 
@@ -121,28 +118,9 @@ export function createOtelMetrics(meter: Meter, config: Config): Metrics {
 
 /** The sidecar's event path (dispatcher, recorders, label guard, span tables) on any Metrics. */
 export function createPipeline(config: Config, metrics: Metrics): Pipeline {
-  const clock = () => Date.now() / 1000;
-  const sweepables: Sweepable[] = [];
-  const labels = new LabelGuard(config.labels, (label) => metrics.labelOverflow.inc({ label }));
-  const recorders = createRecorders({
-    metrics,
-    labels,
-    clock,
-    spans: { ttlSeconds: config.correlator.spanTtlSeconds, maxEntries: config.correlator.maxSpans },
-    sessionTtlSeconds: config.correlator.sessionTtlSeconds,
-    track: (table) => sweepables.push(table),
-  });
-  const instances = new PluginInstances({
-    clock,
-    ttlSeconds: config.sequence.instanceTtlSeconds,
-    maxInstances: config.sequence.maxInstances,
-    onEvict: () => metrics.stateEvictions.inc({ table: 'plugin_instances' }),
-  });
   let errors = 0;
-  const logger = pino({ level: 'silent' });
-  const dispatcher = new Dispatcher(recorders, instances, metrics, clock, (error) => {
+  const { dispatcher } = createEventPipeline(config, metrics, () => Date.now() / 1000, () => {
     errors += 1;
-    logger.error({ error: String(error) });
   });
   return { dispatcher, applyErrors: () => errors };
 }

@@ -12,13 +12,13 @@ import { createIngestApp, type IngestAppOptions } from './http/ingest.js';
 import { createWebApp } from './http/web.js';
 import { MAPPED_EVENTS } from './contract/hooks.js';
 import { CATALOGUE } from './metrics/catalogue.js';
-import { LabelGuard, OPEN_LABELS } from './metrics/labels.js';
+import { OPEN_LABELS } from './metrics/labels.js';
 import { DROP_REASONS } from './metrics/recorders/delivery.js';
-import { createRecorders, SPAN_KINDS, type Sweepable } from './metrics/recorders/index.js';
+import { SPAN_KINDS } from './metrics/recorders/index.js';
 import { createMetricsRegistry, type Metrics, type MetricsRegistry } from './metrics/registry.js';
-import { Dispatcher } from './pipeline/dispatcher.js';
+import { createEventPipeline } from './pipeline/assemble.js';
+import type { Dispatcher } from './pipeline/dispatcher.js';
 import { Ingestor } from './pipeline/ingestor.js';
-import { PluginInstances } from './pipeline/instances.js';
 import { MemoryGuard, processMemory, type MemoryProbe } from './pipeline/memory.js';
 import { IngestQueue } from './pipeline/queue.js';
 import type { Clock } from './pipeline/spans.js';
@@ -83,28 +83,10 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     defaultMetrics: deps.defaultMetrics ?? true,
   });
   const { metrics } = registry;
-  const sweepables: Sweepable[] = [];
-
-  const labels = new LabelGuard(config.labels, (label) => metrics.labelOverflow.inc({ label }));
-  const recorders = createRecorders({
-    metrics,
-    labels,
-    clock,
-    spans: { ttlSeconds: config.correlator.spanTtlSeconds, maxEntries: config.correlator.maxSpans },
-    sessionTtlSeconds: config.correlator.sessionTtlSeconds,
-    track: (table) => sweepables.push(table),
-  });
-  const instances = new PluginInstances({
-    clock,
-    ttlSeconds: config.sequence.instanceTtlSeconds,
-    maxInstances: config.sequence.maxInstances,
-    onEvict: () => metrics.stateEvictions.inc({ table: 'plugin_instances' }),
-  });
-  sweepables.push(instances);
-
-  const dispatcher = new Dispatcher(recorders, instances, metrics, clock, (error) =>
+  const pipeline = createEventPipeline(config, metrics, clock, (error) =>
     logger.error({ code: 'apply_failed', error: errorName(error) }, 'applying an event failed'),
   );
+  const { dispatcher, instances } = pipeline;
   const queue = new IngestQueue(config.ingest.queueCapacity);
   const ingestor = new Ingestor(queue, dispatcher, metrics);
   const onInternalError = (error: unknown) =>
@@ -159,9 +141,7 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     webApp,
     queue,
     dispatcher,
-    sweep: () => {
-      for (const table of sweepables) table.sweep();
-    },
+    sweep: () => pipeline.sweep(),
     drained: () => ingestor.drain(),
   };
 }
