@@ -10,6 +10,7 @@ import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { HeldPlugin, totalDropped, type PluginStats } from '../test/support/driver.js';
 import { appliedEvents, droppedTotal, scrapeSamples } from '../test/support/accounting.js';
+import type { Samples } from '../test/support/exposition.js';
 import { startSidecarProcess, type SidecarProcess } from '../test/support/process.js';
 import { freePort } from '../test/support/prometheus.js';
 
@@ -36,6 +37,20 @@ async function ports() {
   return { web: await freePort(), ingest: await freePort() };
 }
 
+/** A result row from the plugin's final stats and the (last) sidecar's samples. */
+function row(fault: string, final: PluginStats, samples: Samples, appliedBefore: number, note: string): Row {
+  return {
+    fault,
+    emitted: final.events_numbered,
+    applied: appliedBefore + appliedEvents(samples),
+    pluginDropped: totalDropped(final.dropped),
+    sidecarDropped: droppedTotal(samples),
+    lost: samples.get('hermes_sidecar_events_lost_total') ?? 0,
+    duplicates: samples.get('hermes_sidecar_events_duplicate_total') ?? 0,
+    note,
+  };
+}
+
 const addressArgs = (p: { web: number; ingest: number }) => [`--web.listen-address=127.0.0.1:${p.web}`, `--ingest.listen-address=127.0.0.1:${p.ingest}`];
 
 /** Stop (SIGKILL or SIGTERM) under load, restart on the same ports: acknowledged + applied after = emitted. */
@@ -55,16 +70,7 @@ async function stopUnderLoad(signal: 'SIGKILL' | 'SIGTERM'): Promise<Row> {
   const samples = await scrapeSamples(second);
   await plugin.stop();
   await second.stop();
-  return {
-    fault: `${signal} under load, restart`,
-    emitted: final.events_numbered,
-    applied: appliedBefore + appliedEvents(samples),
-    pluginDropped: totalDropped(final.dropped),
-    sidecarDropped: droppedTotal(samples),
-    lost: samples.get('hermes_sidecar_events_lost_total') ?? 0,
-    duplicates: samples.get('hermes_sidecar_events_duplicate_total') ?? 0,
-    note: signal === 'SIGTERM' ? `first sidecar logged ${appliedBefore} applied` : `first sidecar acknowledged ${appliedBefore}`,
-  };
+  return row(`${signal} under load, restart`, final, samples, appliedBefore, signal === 'SIGTERM' ? `first sidecar logged ${appliedBefore} applied` : `first sidecar acknowledged ${appliedBefore}`);
 }
 
 /** Sidecar down longer than the retry buffer holds. */
@@ -82,16 +88,7 @@ async function overflow(): Promise<Row> {
   const samples = await scrapeSamples(second);
   await plugin.stop();
   await second.stop();
-  return {
-    fault: 'sidecar down past the buffer (1000)',
-    emitted: final.events_numbered,
-    applied: 500 + appliedEvents(samples),
-    pluginDropped: totalDropped(final.dropped),
-    sidecarDropped: droppedTotal(samples),
-    lost: samples.get('hermes_sidecar_events_lost_total') ?? 0,
-    duplicates: samples.get('hermes_sidecar_events_duplicate_total') ?? 0,
-    note: 'true loss = emitted − applied',
-  };
+  return row('sidecar down past the buffer (1000)', final, samples, 500, 'true loss = emitted − applied');
 }
 
 /** A sidecar that stops answering (SIGSTOP) for a while. */
@@ -109,16 +106,7 @@ async function hung(): Promise<Row> {
   const samples = await scrapeSamples(sidecar);
   await plugin.stop();
   await sidecar.stop();
-  return {
-    fault: 'sidecar hung (SIGSTOP 2 s+)',
-    emitted: final.events_numbered,
-    applied: appliedEvents(samples),
-    pluginDropped: totalDropped(final.dropped),
-    sidecarDropped: droppedTotal(samples),
-    lost: samples.get('hermes_sidecar_events_lost_total') ?? 0,
-    duplicates: samples.get('hermes_sidecar_events_duplicate_total') ?? 0,
-    note: `5000 hook calls took ${emitSeconds.toFixed(2)} s while it hung`,
-  };
+  return row('sidecar hung (SIGSTOP 2 s+)', final, samples, 0, `5000 hook calls took ${emitSeconds.toFixed(2)} s while it hung`);
 }
 
 async function main(): Promise<void> {

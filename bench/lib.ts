@@ -3,6 +3,7 @@
  * the real sidecar binary as a child process, tsx child processes that report one JSON result,
  * exposition parsing, and the synthetic high-cardinality traffic that creates live series.
  */
+import { startSidecarProcess } from '../test/support/process.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -110,6 +111,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 
 // ---------------------------------------------------------------------------------- the binary
 
+/** What the sections need of a running sidecar (the binary, or the scrape section's child). */
 export interface SidecarProcess {
   readonly child: ChildProcess;
   readonly web: string;
@@ -117,49 +119,12 @@ export interface SidecarProcess {
   stop(): Promise<number | null>;
 }
 
-/** `node dist/main.js` on free loopback ports; resolves once it logged "listening". */
-export function startSidecarBinary(args: readonly string[] = []): Promise<SidecarProcess> {
+/** `node dist/main.js` on free loopback ports (the tests' launcher), killed if the runner dies. */
+export async function startSidecarBinary(args: readonly string[] = []): Promise<SidecarProcess> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run "npm run build" first`);
-  const child = track(
-    spawn(process.execPath, [MAIN, '--web.listen-address=127.0.0.1:0', '--ingest.listen-address=127.0.0.1:0', ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
-  let stderr = '';
-  let buffered = '';
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString('utf8');
-  });
-  return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString('utf8');
-      for (let newline = buffered.indexOf('\n'); newline !== -1; newline = buffered.indexOf('\n')) {
-        const text = buffered.slice(0, newline);
-        buffered = buffered.slice(newline + 1);
-        let line: Record<string, unknown>;
-        try {
-          line = JSON.parse(text) as Record<string, unknown>;
-        } catch {
-          continue;
-        }
-        if (line.msg === 'listening') {
-          resolve({
-            child,
-            web: `http://${String(line.web)}`,
-            ingest: `http://${String(line.ingest)}`,
-            stop: () => {
-              if (child.exitCode === null) child.kill('SIGTERM');
-              return exited;
-            },
-          });
-        }
-      }
-    });
-    void exited.then((code) => reject(new Error(`sidecar exited with ${code} before listening: ${stderr}`)));
-  });
+  const sidecar = await startSidecarProcess([...args]);
+  track(sidecar.child);
+  return sidecar;
 }
 
 // ---------------------------------------------------------------------------------- tsx children
