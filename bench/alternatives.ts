@@ -20,8 +20,8 @@ import client from 'prom-client';
 import type { Config } from '../src/config.js';
 import { CATALOGUE, type MetricSpec } from '../src/metrics/catalogue.js';
 import type { Metrics } from '../src/metrics/registry.js';
-import { createEventPipeline } from '../src/pipeline/assemble.js';
-import type { Dispatcher } from '../src/pipeline/dispatcher.js';
+import { createEventPipeline } from '../src/correlate/assemble.js';
+import type { Dispatcher } from '../src/correlate/dispatcher.js';
 
 type Labels = Record<string, string>;
 

@@ -7,21 +7,20 @@ import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import type { Config, ListenAddress } from './config.js';
 import { ERRORS } from './errors.js';
-import { mountHooksRoute } from './http/hooks.js';
-import { createIngestApp, type IngestAppOptions } from './http/ingest.js';
-import { createWebApp } from './http/web.js';
+import { createIngestApp, type IngestAppOptions } from './ingest/app.js';
+import { createWebApp } from './web/app.js';
 import { MAPPED_EVENTS } from './contract/hooks.js';
 import { CATALOGUE } from './metrics/catalogue.js';
 import { OPEN_LABELS } from './metrics/labels.js';
-import { DROP_REASONS } from './metrics/recorders/delivery.js';
-import { SPAN_KINDS } from './metrics/recorders/index.js';
+import { DROP_REASONS } from './correlate/recorders/delivery.js';
+import { SPAN_KINDS } from './correlate/recorders/index.js';
 import { createMetricsRegistry, type Metrics, type MetricsRegistry } from './metrics/registry.js';
-import { createEventPipeline } from './pipeline/assemble.js';
-import type { Dispatcher } from './pipeline/dispatcher.js';
-import { Ingestor } from './pipeline/ingestor.js';
-import { MemoryGuard, processMemory, type MemoryProbe } from './pipeline/memory.js';
-import { IngestQueue } from './pipeline/queue.js';
-import type { Clock } from './pipeline/spans.js';
+import { createEventPipeline } from './correlate/assemble.js';
+import type { Dispatcher } from './correlate/dispatcher.js';
+import { Ingestor } from './ingest/ingestor.js';
+import { MemoryGuard, processMemory, type MemoryProbe } from './ingest/memory.js';
+import { IngestQueue } from './ingest/queue.js';
+import { systemClock, type Clock } from './clock.js';
 import type { Logger } from './log.js';
 import { VERSION } from './version.js';
 
@@ -70,8 +69,6 @@ function zeroSelfMetrics(metrics: Metrics): void {
   }
 }
 
-export const systemClock: Clock = () => Date.now() / 1000;
-
 const errorName = (error: unknown): string => (error instanceof Error ? error.name : typeof error);
 
 export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
@@ -113,7 +110,7 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     retryAfterSeconds: config.ingest.retryAfterSeconds,
     onInternalError,
     memoryGuard,
-    extraRoutes: (app) => mountHooksRoute(app, ingestOptions, config.webhook),
+    webhook: config.webhook,
   };
   const ingestApp = createIngestApp(ingestOptions);
   const webApp = createWebApp({

@@ -9,12 +9,11 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { ConfigError } from './errors.js';
 import { DEFAULT_BUCKETS, type BucketSetName, type BucketSets } from './metrics/catalogue.js';
 import { DEFAULT_LABEL_CAPS, OPEN_LABELS, type LabelRule, type LabelRules, type OpenLabel } from './metrics/labels.js';
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
+export { ConfigError } from './errors.js';
 
 type Kind = 'address' | 'path' | 'string' | 'file' | 'positiveInt' | 'nonNegativeInt' | 'seconds' | 'logLevel';
 

@@ -54,3 +54,8 @@ export class SidecarError extends Error {
     return this.status === 429 || this.status === 503;
   }
 }
+
+/** A setting that cannot be used: the message names the setting and where it came from. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}

@@ -7,7 +7,7 @@
 import { boundAddress, closeServer, createSidecar, listen } from './app.js';
 import { defaultPluginSourceDir, runInstallPlugin } from './cli/installPlugin.js';
 import { ConfigError, helpText, loadConfig } from './config.js';
-import { createWebServer, listenOn } from './http/webServer.js';
+import { createWebServer, listenOn } from './web/server.js';
 import { createLogger } from './log.js';
 import { VERSION } from './version.js';
 

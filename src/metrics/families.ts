@@ -11,13 +11,10 @@
  * for counters and histograms), and live label sets of agent families share a global budget.
  */
 import type { MetricSpec } from './catalogue.js';
-import { OPEN_LABELS, OTHER } from './labels.js';
 
 type Labels = Readonly<Record<string, string>>;
 
 const isCountable = (value: number): boolean => Number.isFinite(value) && value >= 0;
-
-const OPEN_LABEL_NAMES: ReadonlySet<string> = new Set(OPEN_LABELS);
 
 /**
  * The global series cap shared by every agent family. Once it is spent, a new label set is
@@ -69,6 +66,9 @@ export interface FamilyOptions {
   readonly bounds: readonly number[] | undefined;
   /** Shared by agent families; undefined for the pipeline's own, which are bounded by construction. */
   readonly budget: SeriesBudget | undefined;
+  /** The folding policy: which labels become `foldValue` in the overflow series. */
+  readonly foldLabels: readonly string[];
+  readonly foldValue: string;
   readonly onFold: () => void;
 }
 
@@ -84,7 +84,7 @@ export class Family {
   constructor(private readonly options: FamilyOptions) {
     this.spec = options.spec;
     this.labelNames = options.spec.labelNames;
-    this.foldable = this.labelNames.filter((name) => OPEN_LABEL_NAMES.has(name));
+    this.foldable = options.foldLabels;
     this.bounds = options.bounds;
     this.boundTexts = [...(options.bounds ?? []).map(formatValue), '+Inf'];
     this.header = `# HELP ${this.spec.name} ${this.spec.help.replaceAll('\\', '\\\\').replaceAll('\n', '\\n')}\n# TYPE ${this.spec.name} ${this.spec.type}\n`;
@@ -175,7 +175,7 @@ export class Family {
   /** The series a label set folds into when the budget is spent: open labels become `other`. */
   private overflowSeries(labels: Labels): Series {
     const folded: Record<string, string> = { ...labels };
-    for (const name of this.foldable) folded[name] = OTHER;
+    for (const name of this.foldable) folded[name] = this.options.foldValue;
     const key = this.keyOf(folded);
     // Overflow series are admitted past the budget: there are few, and refusing them would lose counts.
     return this.series.get(key) ?? this.create(key, folded);

@@ -11,6 +11,7 @@
 import client from 'prom-client';
 import { CATALOGUE, type BucketSets, type Catalogue, type MetricKey, type MetricSpec } from './catalogue.js';
 import { Family, SeriesBudget } from './families.js';
+import { OPEN_LABELS, OTHER } from './labels.js';
 
 export { SeriesBudget } from './families.js';
 
@@ -87,6 +88,7 @@ function runtimeRegistry(enabled: boolean): client.Registry | undefined {
 export function createMetricsRegistry(options: RegistryOptions): MetricsRegistry {
   const families = new Map<MetricKey, Family>();
   const budget = new SeriesBudget(options.maxAgentSeries);
+  const openLabels: ReadonlySet<string> = new Set(OPEN_LABELS);
   for (const [key, spec] of Object.entries(CATALOGUE) as [MetricKey, MetricSpec][]) {
     const agent = spec.scope === 'agent';
     families.set(
@@ -95,6 +97,8 @@ export function createMetricsRegistry(options: RegistryOptions): MetricsRegistry
         spec,
         bounds: spec.buckets === undefined ? undefined : options.buckets[spec.buckets],
         budget: agent ? budget : undefined,
+        foldLabels: spec.labelNames.filter((name) => openLabels.has(name)),
+        foldValue: OTHER,
         onFold: () => families.get('seriesOverflow')?.inc({ metric: spec.name }),
       }),
     );

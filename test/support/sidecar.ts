@@ -5,7 +5,7 @@ import request from 'supertest';
 import type { Agent } from 'supertest';
 import { createSidecar, type Sidecar } from '../../src/app.js';
 import { defaultConfig } from '../../src/config.js';
-import type { MemoryProbe } from '../../src/pipeline/memory.js';
+import type { MemoryProbe } from '../../src/ingest/memory.js';
 import { parseSamples, type Samples } from './exposition.js';
 
 export class FakeClock {

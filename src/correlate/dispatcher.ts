@@ -1,0 +1,118 @@
+/**
+ * Applies normalized events in order: sequence check first (each `seq` once, gaps counted as
+ * lost), then a closed switch on the event type calls one recorder per family.
+ */
+import type { EventData, ObserverEvent } from '../contract/events.js';
+import { eventLabel } from '../contract/hooks.js';
+import type { Recorders } from './recorders/index.js';
+import type { Metrics } from '../metrics/registry.js';
+import type { PluginInstances } from './instances.js';
+import type { Clock } from '../clock.js';
+
+export class Dispatcher {
+  /** Hook events applied so far (duplicates and plugin heartbeats excluded): reported in the shutdown log. */
+  applied = 0;
+  /** Plugin heartbeats applied so far. */
+  heartbeats = 0;
+
+  constructor(
+    private readonly recorders: Recorders,
+    private readonly instances: PluginInstances,
+    private readonly metrics: Metrics,
+    private readonly wallClock: Clock,
+    private readonly onApplyError: (error: unknown) => void,
+  ) {}
+
+  applyBatch(events: readonly ObserverEvent[]): void {
+    let fromPlugin = false;
+    for (const event of events) {
+      fromPlugin ||= event.instance !== undefined;
+      try {
+        this.apply(event);
+      } catch (error) {
+        // A recorder bug must cost one event, counted, never the batch or the queue.
+        this.metrics.eventsDropped.inc({ reason: 'internal_error' });
+        this.onApplyError(error);
+      }
+    }
+    if (events.length === 0) return;
+    // One clock reading per batch: the events of a batch arrived together.
+    const now = this.wallClock();
+    this.metrics.lastEvent.set({}, now);
+    if (fromPlugin) this.recorders.delivery.pluginSeen(now);
+  }
+
+  apply(event: ObserverEvent): void {
+    if (event.instance !== undefined && !this.admit(event.instance, event.seq)) return;
+    if (event.data.type === 'plugin_heartbeat') this.heartbeats += 1;
+    else this.applied += 1;
+    this.record(event.data, event);
+  }
+
+  /** Sequence tracking for plugin lines; false for a duplicate that must not count twice. */
+  private admit(instance: string, seq: number | undefined): boolean {
+    if (seq === undefined) {
+      this.instances.seen(instance);
+      return true;
+    }
+    const verdict = this.instances.sequence(instance, seq);
+    this.recorders.delivery.lost(verdict.lost);
+    if (!verdict.apply) this.recorders.delivery.duplicate();
+    return verdict.apply;
+  }
+
+  private record(data: EventData, event: ObserverEvent): void {
+    const { api, turns, tools, approvals, sessions, subagents, runs, delivery } = this.recorders;
+    switch (data.type) {
+      case 'api_attempt_started':
+        return api.started(data.call);
+      case 'api_attempt_succeeded':
+        if (data.call.kind === 'main') turns.countApiAttempt(data.call.turnId);
+        return api.succeeded(data);
+      case 'api_attempt_failed':
+        if (data.call.kind === 'main') turns.countApiAttempt(data.call.turnId);
+        return api.failed(data);
+      case 'turn_started':
+        sessions.touch(data.sessionId);
+        return turns.started(data, event.observedAt);
+      case 'turn_finished':
+        sessions.touch(data.sessionId);
+        return turns.finished(data, event.observedAt);
+      case 'turn_ended':
+        return turns.ended(data);
+      case 'tool_started':
+        return tools.started(data);
+      case 'tool_finished':
+        turns.countToolCall(data.turnId);
+        return tools.finished(data);
+      case 'approval_requested':
+        return approvals.requested(data, event.observedAt);
+      case 'approval_responded':
+        return approvals.responded(data, event.observedAt);
+      case 'session_started':
+        return sessions.started(data);
+      case 'session_finalized':
+        return sessions.finalized(data);
+      case 'session_reset':
+        return sessions.reset(data);
+      case 'session_event':
+        return sessions.lifecycleEvent(data.event);
+      case 'subagent_started':
+        return subagents.started(data);
+      case 'subagent_stopped':
+        return subagents.stopped(data);
+      case 'agent_run_finished':
+        return runs.runFinished(data);
+      case 'memory_written':
+        return runs.memoryWritten(data);
+      case 'plugin_heartbeat':
+        if (event.instance !== undefined) {
+          delivery.dropped(this.instances.heartbeat(event.instance, data));
+        }
+        return;
+      case 'ignored':
+        this.metrics.eventsIgnored.inc({ event: eventLabel(event.name) });
+        return;
+    }
+  }
+}

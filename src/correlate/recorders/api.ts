@@ -1,0 +1,168 @@
+/** Provider API calls: pre/post_api_request, api_request_error and the auxiliary variants. */
+import type { ApiCall, EventData, Usage } from '../../contract/events.js';
+import { UNKNOWN } from '../../metrics/labels.js';
+import type { CounterHandle, HistogramHandle, Metrics } from '../../metrics/registry.js';
+import { compositeKey, spanTable, type RecorderContext } from './context.js';
+
+type Succeeded = Extract<EventData, { type: 'api_attempt_succeeded' }>;
+type Failed = Extract<EventData, { type: 'api_attempt_failed' }>;
+
+interface CallLabels {
+  readonly kind: string;
+  readonly provider: string;
+  readonly model: string;
+}
+
+interface OpenAttempt {
+  readonly kind: string;
+  readonly provider: string;
+}
+
+const TOKEN_TYPES: readonly [keyof Usage, string][] = [
+  ['input', 'input'],
+  ['cacheRead', 'cache_read'],
+  ['cacheWrite', 'cache_write'],
+  ['output', 'output'],
+  ['reasoning', 'reasoning'],
+];
+// Handle keys built once, not per write.
+const TOKEN_KEYS: ReadonlyMap<string, string> = new Map(TOKEN_TYPES.map(([, type]) => [type, `tokens:${type}`]));
+
+function retryableLabel(retryable: boolean | undefined): string {
+  return retryable === undefined ? UNKNOWN : String(retryable);
+}
+
+/**
+ * After a failed attempt Hermes retries when the classifier says retryable and attempts remain;
+ * otherwise the logical call ends. Without the fields, neither can be told.
+ */
+function retryVerdict(event: Failed): 'retried' | 'exhausted' | undefined {
+  const { retryable, retryCount, maxRetries } = event;
+  const outOfAttempts = retryCount !== undefined && maxRetries !== undefined && retryCount >= maxRetries;
+  if (retryable === false || outOfAttempts) return 'exhausted';
+  if (retryable === true && retryCount !== undefined && maxRetries !== undefined) return 'retried';
+  return undefined;
+}
+
+/**
+ * The hot series of one (kind, provider, model), resolved on first use and kept: a successful
+ * call writes up to ten of them, and resolving each from labels every time was the largest cost
+ * of ingest after JSON.parse (bench/RESULTS.md, Profile). Created lazily, so a series appears
+ * only once it has a value.
+ */
+class CallSeries {
+  private readonly handles = new Map<string, CounterHandle & HistogramHandle>();
+
+  constructor(
+    private readonly metrics: Metrics,
+    readonly labels: CallLabels,
+  ) {}
+
+  requests(outcome: 'success' | 'error'): CounterHandle {
+    return this.memo(outcome === 'success' ? 'requests:success' : 'requests:error', () => this.metrics.apiRequests.handle({ ...this.labels, outcome }));
+  }
+
+  duration(outcome: 'success' | 'error'): HistogramHandle {
+    return this.memo(outcome === 'success' ? 'duration:success' : 'duration:error', () => this.metrics.apiRequestDuration.handle({ ...this.labels, outcome }));
+  }
+
+  timeToFirstChunk(): HistogramHandle {
+    return this.memo('ttfc', () => this.metrics.apiTimeToFirstChunk.handle(this.labels));
+  }
+
+  promptTokens(): HistogramHandle {
+    return this.memo('prompt', () => this.metrics.apiPromptTokens.handle(this.labels));
+  }
+
+  tokens(type: string): CounterHandle {
+    return this.memo(TOKEN_KEYS.get(type) ?? `tokens:${type}`, () => this.metrics.tokens.handle({ ...this.labels, type }));
+  }
+
+  /** `reason` is a guarded label value, so this map is bounded by its cap. */
+  finishReason(reason: string): CounterHandle {
+    return this.memo(`finish:${reason}`, () => this.metrics.apiFinishReasons.handle({ ...this.labels, finish_reason: reason }));
+  }
+
+  private memo(key: string, create: () => CounterHandle | HistogramHandle): CounterHandle & HistogramHandle {
+    let handle = this.handles.get(key);
+    if (handle === undefined) {
+      handle = create() as CounterHandle & HistogramHandle;
+      this.handles.set(key, handle);
+    }
+    return handle;
+  }
+}
+
+export class ApiRecorder {
+  private readonly metrics: Metrics;
+  // Guarded (kind, provider, model) → its series; bounded by the provider and model caps.
+  private readonly calls = new Map<string, CallSeries>();
+  // Keyed by kind and api_request_id: retries reuse the id, and a post/error closes the open attempt.
+  private readonly inFlight;
+
+  constructor(private readonly context: RecorderContext) {
+    this.metrics = context.metrics;
+    this.inFlight = spanTable<OpenAttempt>(context, 'api', (attempt) =>
+      this.metrics.apiRequestsInFlight.dec(attempt),
+    );
+  }
+
+  started(call: ApiCall): void {
+    if (call.requestId === undefined) return;
+    const attempt = { kind: call.kind, provider: this.context.labels.value('provider', call.provider) };
+    this.metrics.apiRequestsInFlight.inc(attempt);
+    this.inFlight.open(compositeKey(call.kind, call.requestId), attempt);
+  }
+
+  succeeded(event: Succeeded): void {
+    const call = this.finish(event.call);
+    call.requests('success').inc();
+    if (event.durationSeconds !== undefined) call.duration('success').observe(event.durationSeconds);
+    if (event.timeToFirstChunkSeconds !== undefined) call.timeToFirstChunk().observe(event.timeToFirstChunkSeconds);
+    call.finishReason(this.context.labels.value('finish_reason', event.finishReason)).inc();
+    if (event.usage !== undefined) this.recordUsage(call, event.usage);
+  }
+
+  failed(event: Failed): void {
+    const call = this.finish(event.call);
+    const { labels } = call;
+    call.requests('error').inc();
+    if (event.durationSeconds !== undefined) call.duration('error').observe(event.durationSeconds);
+    const reason = this.context.labels.value('reason', event.reason);
+    this.metrics.apiErrors.inc({
+      ...labels,
+      reason,
+      status_code: this.context.labels.value('status_code', event.statusCode === undefined ? 'none' : String(event.statusCode)),
+      retryable: retryableLabel(event.retryable),
+    });
+    const verdict = retryVerdict(event);
+    if (verdict === 'retried') this.metrics.apiRetries.inc({ ...labels, reason });
+    if (verdict === 'exhausted') this.metrics.apiRetriesExhausted.inc({ ...labels, reason });
+  }
+
+  /** Closes the open attempt (if its pre event was seen) and returns the call's series. */
+  private finish(call: ApiCall): CallSeries {
+    if (call.requestId !== undefined) {
+      const open = this.inFlight.close(compositeKey(call.kind, call.requestId));
+      if (open !== undefined) this.metrics.apiRequestsInFlight.dec(open.value);
+    }
+    const provider = this.context.labels.value('provider', call.provider);
+    const model = this.context.labels.value('model', call.model);
+    // Guarded values hold no control characters, so NUL separates them unambiguously.
+    const key = `${call.kind}\u0000${provider}\u0000${model}`;
+    let series = this.calls.get(key);
+    if (series === undefined) {
+      series = new CallSeries(this.metrics, { kind: call.kind, provider, model });
+      this.calls.set(key, series);
+    }
+    return series;
+  }
+
+  private recordUsage(call: CallSeries, usage: Usage): void {
+    for (const [field, type] of TOKEN_TYPES) {
+      const tokens = usage[field];
+      if (tokens !== undefined) call.tokens(type).inc(tokens);
+    }
+    if (usage.prompt !== undefined) call.promptTokens().observe(usage.prompt);
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * Turns: pre_llm_call opens a turn, on_session_end (which fires once per turn) or an envelope
+ * turn_end closes it. API attempts and tool calls carrying the turn_id are counted into it.
+ */
+import type { EventData } from '../../contract/events.js';
+import { UNKNOWN } from '../../metrics/labels.js';
+import type { Metrics } from '../../metrics/registry.js';
+import { spanTable, type RecorderContext } from './context.js';
+
+type Started = Extract<EventData, { type: 'turn_started' }>;
+type Finished = Extract<EventData, { type: 'turn_finished' }>;
+type Ended = Extract<EventData, { type: 'turn_ended' }>;
+
+interface TurnState {
+  /** Observed time of pre_llm_call; undefined when the turn was only seen through its calls. */
+  startedAt: number | undefined;
+  platform: string | undefined;
+  apiCalls: number;
+  toolCalls: number;
+}
+
+/** on_session_end's flags as one outcome; all flags absent is unknown. */
+export function turnOutcome(event: Finished): string {
+  const { completed, failed, interrupted } = event;
+  if (completed === undefined && failed === undefined && interrupted === undefined) return UNKNOWN;
+  if (failed === true) return 'failed';
+  if (interrupted === true) return 'interrupted';
+  if (completed === true) return 'completed';
+  return 'incomplete';
+}
+
+/** `text_response(finish_reason=stop)` → `text_response`; `max_iterations_reached(90/90)` → `max_iterations_reached`. */
+export function exitReasonBase(reason: string | undefined): string | undefined {
+  if (reason === undefined) return undefined;
+  const parenthesis = reason.indexOf('(');
+  return (parenthesis === -1 ? reason : reason.slice(0, parenthesis)).trim();
+}
+
+export class TurnRecorder {
+  private readonly metrics: Metrics;
+  private readonly turns;
+
+  constructor(private readonly context: RecorderContext) {
+    this.metrics = context.metrics;
+    // A turn that never ends is orphaned, whether it was opened by pre_llm_call or by its calls.
+    this.turns = spanTable<TurnState>(context, 'turn', () => undefined);
+  }
+
+  started(event: Started, observedAt: number): void {
+    this.metrics.turnsStarted.inc({
+      platform: this.context.labels.value('platform', event.platform),
+      model: this.context.labels.value('model', event.model),
+    });
+    if (event.turnId === undefined) return;
+    const state = this.stateOf(event.turnId);
+    state.startedAt = observedAt;
+    state.platform = event.platform;
+  }
+
+  countApiAttempt(turnId: string | undefined): void {
+    if (turnId !== undefined) this.stateOf(turnId).apiCalls += 1;
+  }
+
+  countToolCall(turnId: string | undefined): void {
+    if (turnId !== undefined) this.stateOf(turnId).toolCalls += 1;
+  }
+
+  finished(event: Finished, observedAt: number): void {
+    const outcome = turnOutcome(event);
+    const platform = this.context.labels.value('platform', event.platform);
+    this.metrics.turnsFinished.inc({
+      platform,
+      model: this.context.labels.value('model', event.model),
+      outcome,
+      exit_reason: this.context.labels.value('exit_reason', exitReasonBase(event.exitReason)),
+    });
+    const state = this.close(event.turnId);
+    if (state === undefined) return;
+    const turnPlatform = event.platform === undefined ? this.context.labels.value('platform', state.platform) : platform;
+    if (state.startedAt !== undefined) {
+      this.metrics.turnDuration.observe({ platform: turnPlatform, outcome }, Math.max(0, observedAt - state.startedAt));
+    }
+    this.observeCalls(turnPlatform, state);
+  }
+
+  /** Envelope turn_end: it carries its own duration and no outcome flags. */
+  ended(event: Ended): void {
+    const platform = this.context.labels.value('platform', event.platform);
+    const outcome = UNKNOWN;
+    this.metrics.turnsFinished.inc({
+      platform,
+      model: this.context.labels.value('model', event.model),
+      outcome,
+      exit_reason: UNKNOWN,
+    });
+    if (event.durationSeconds !== undefined) this.metrics.turnDuration.observe({ platform, outcome }, event.durationSeconds);
+    const state = this.close(event.turnId);
+    if (state !== undefined) this.observeCalls(platform, state);
+  }
+
+  private observeCalls(platform: string, state: TurnState): void {
+    this.metrics.turnApiCalls.observe({ platform }, state.apiCalls);
+    this.metrics.turnToolCalls.observe({ platform }, state.toolCalls);
+  }
+
+  private close(turnId: string | undefined): TurnState | undefined {
+    return turnId === undefined ? undefined : this.turns.close(turnId)?.value;
+  }
+
+  private stateOf(turnId: string): TurnState {
+    const existing = this.turns.get(turnId);
+    if (existing !== undefined) return existing;
+    const state: TurnState = { startedAt: undefined, platform: undefined, apiCalls: 0, toolCalls: 0 };
+    this.turns.open(turnId, state);
+    return state;
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * POST /v1/hooks: Hermes outbound webhooks, no plugin needed. The HMAC-SHA256 of the raw body
+ * (`X-Hermes-Signature-256: sha256=<hex>`) is verified in constant time before anything is read;
+ * a delivery_id seen within the dedupe window is acknowledged and not applied again.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { Router, type RequestHandler } from 'express';
+import type { DecodedBody } from '../contract/decode.js';
+import { readWebhookDelivery } from '../contract/webhook.js';
+import { SidecarError } from '../errors.js';
+import type { Metrics } from '../metrics/registry.js';
+import { RecentIds } from './recent.js';
+import { admissionChecks, HOOKS_ROUTE, rawBody, requireJson, submitDecoded, type IngestRouteOptions } from './admission.js';
+
+const SIGNATURE = /^sha256=([0-9a-f]{64})$/i;
+
+export function signatureMatches(body: Buffer, header: string, secret: string): boolean {
+  const presented = SIGNATURE.exec(header.trim())?.[1];
+  if (presented === undefined) return false;
+  const expected = createHmac('sha256', secret).update(body).digest();
+  return timingSafeEqual(Buffer.from(presented, 'hex'), expected);
+}
+
+function verifySignature(secret: string): RequestHandler {
+  return (request, _response, next) => {
+    const header = request.get('x-hermes-signature-256');
+    if (header === undefined) return next(new SidecarError('signature_missing'));
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    next(signatureMatches(body, header, secret) ? undefined : new SidecarError('bad_signature'));
+  };
+}
+
+function parseJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8')) as unknown;
+  } catch {
+    throw new SidecarError('invalid_json');
+  }
+}
+
+function deliveryHandler(options: IngestRouteOptions, metrics: Metrics, recent: RecentIds): RequestHandler {
+  return async (request, response) => {
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    if (body.length === 0) throw new SidecarError('empty_body');
+    const delivery = readWebhookDelivery(parseJson(body), options.wallClock());
+    if (delivery === undefined) throw new SidecarError('invalid_body');
+    const deliveryId = delivery.deliveryId ?? request.get('x-hermes-delivery');
+    if (deliveryId !== undefined && !recent.add(deliveryId)) {
+      metrics.eventsDuplicate.inc({});
+      response.status(202).json({ accepted: 0, rejected: 0, errors: [], duplicate: true });
+      return;
+    }
+    const decoded: DecodedBody = { events: [delivery.event], errors: [], lines: 1 };
+    await submitDecoded(options, decoded, 'webhook', response);
+  };
+}
+
+export interface HooksRouteOptions {
+  readonly secret: string | undefined;
+  readonly dedupeWindow: number;
+}
+
+/** The /v1/hooks router; without a secret it answers 404 (unsigned deliveries are never trusted). */
+export function hooksRouter(options: IngestRouteOptions, hooks: HooksRouteOptions): Router {
+  const router = Router();
+  const { secret } = hooks;
+  if (secret === undefined) {
+    router.post(HOOKS_ROUTE, (_request, _response, next) => next(new SidecarError('webhooks_disabled')));
+    return router;
+  }
+  const recent = new RecentIds(hooks.dedupeWindow);
+  router.post(
+    HOOKS_ROUTE,
+    ...admissionChecks(options),
+    requireJson(),
+    rawBody(options.maxBodyBytes),
+    verifySignature(secret),
+    deliveryHandler(options, options.metrics, recent),
+  );
+  return router;
+}

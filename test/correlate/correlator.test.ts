@@ -1,0 +1,187 @@
+/** The correlator's TTL sweep and bounds, on the injected clock, through the whole pipeline. */
+import { describe, expect, it } from 'vitest';
+import { SpanTable } from '../../src/correlate/spans.js';
+import { series } from '../support/exposition.js';
+import { FakeClock, startTestSidecar } from '../support/sidecar.js';
+
+describe('SpanTable', () => {
+  const build = (maxEntries = 10) => {
+    const clock = new FakeClock(0);
+    const orphans: [string, string][] = [];
+    const table = new SpanTable<string>({ clock: clock.read, ttlSeconds: 60, maxEntries, onOrphan: (value, cause) => orphans.push([value, cause]) });
+    return { clock, table, orphans };
+  };
+
+  it('closes a span with its age', () => {
+    const { clock, table } = build();
+    table.open('k', 'v');
+    clock.advance(2.5);
+    expect(table.close('k')).toEqual({ value: 'v', ageSeconds: 2.5 });
+    expect(table.close('k')).toBeUndefined();
+  });
+
+  it('orphans spans older than the TTL on sweep, and only those', () => {
+    const { clock, table, orphans } = build();
+    table.open('old', 'a');
+    clock.advance(30);
+    table.open('young', 'b');
+    clock.advance(30);
+    table.sweep();
+    expect(orphans).toEqual([['a', 'expired']]);
+    expect(table.size).toBe(1);
+  });
+
+  it('evicts the oldest span when full, and orphans a span reopened under its key', () => {
+    const { table, orphans } = build(2);
+    table.open('1', 'a');
+    table.open('2', 'b');
+    table.open('3', 'c');
+    table.open('3', 'd');
+    expect(orphans).toEqual([
+      ['a', 'evicted'],
+      ['c', 'replaced'],
+    ]);
+    expect(table.size).toBe(2);
+  });
+
+  it('restarts the TTL of a touched span', () => {
+    const { clock, table, orphans } = build();
+    table.open('s', 'a');
+    clock.advance(50);
+    table.touch('s');
+    clock.advance(50);
+    table.sweep();
+    expect(orphans).toEqual([]);
+  });
+});
+
+describe('orphaned spans through the pipeline', () => {
+  it('counts every kind of unfinished span after the TTL and undoes its gauge', async () => {
+    const harness = startTestSidecar({ 'correlator.span-ttl': '60' });
+    await harness.postNdjson([
+      { event: 'pre_api_request', api_request_id: 'r1', turn_id: 't1', provider: 'openrouter', model: 'm' },
+      { event: 'pre_tool_call', tool_call_id: 'c1', tool_name: 'terminal', turn_id: 't1' },
+      { event: 'pre_llm_call', turn_id: 't1', platform: 'cli', model: 'm' },
+      { event: 'pre_approval_request', surface: 'cli', pattern_key: 'sudo', session_key: 'k' },
+      { event: 'subagent_start', child_session_id: 'c', child_role: 'leaf' },
+    ]);
+    let samples = await harness.samples();
+    expect(samples.get(series('hermes_api_requests_in_flight', { kind: 'main', provider: 'openrouter' }))).toBe(1);
+    expect(samples.get(series('hermes_tool_calls_in_flight', { tool: 'terminal' }))).toBe(1);
+    expect(samples.get(series('hermes_approvals_pending', { surface: 'cli' }))).toBe(1);
+    expect(samples.get(series('hermes_subagents_active', { role: 'leaf' }))).toBe(1);
+
+    harness.clock.advance(59);
+    harness.sidecar.sweep();
+    samples = await harness.samples();
+    expect(samples.get(series('hermes_sidecar_orphaned_spans_total', { kind: 'api' }))).toBe(0);
+
+    harness.clock.advance(1);
+    harness.sidecar.sweep();
+    samples = await harness.samples();
+    for (const kind of ['api', 'tool', 'turn', 'approval', 'subagent']) {
+      expect(samples.get(series('hermes_sidecar_orphaned_spans_total', { kind }))).toBe(1);
+    }
+    expect(samples.get(series('hermes_api_requests_in_flight', { kind: 'main', provider: 'openrouter' }))).toBe(0);
+    expect(samples.get(series('hermes_tool_calls_in_flight', { tool: 'terminal' }))).toBe(0);
+    expect(samples.get(series('hermes_approvals_pending', { surface: 'cli' }))).toBe(0);
+    expect(samples.get(series('hermes_subagents_active', { role: 'leaf' }))).toBe(0);
+
+    // A late terminal event still counts, but cannot drive a gauge negative.
+    await harness.postNdjson([{ event: 'post_tool_call', tool_call_id: 'c1', tool_name: 'terminal', status: 'ok' }]);
+    samples = await harness.samples();
+    expect(samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(1);
+    expect(samples.get(series('hermes_tool_calls_in_flight', { tool: 'terminal' }))).toBe(0);
+  });
+
+  it('orphans an API attempt restarted without an error (a core recovery path)', async () => {
+    const harness = startTestSidecar();
+    await harness.postNdjson([
+      { event: 'pre_api_request', api_request_id: 'r1', provider: 'p', model: 'm' },
+      { event: 'pre_api_request', api_request_id: 'r1', provider: 'p', model: 'm' },
+      { event: 'post_api_request', api_request_id: 'r1', provider: 'p', model: 'm', api_duration: 1 },
+    ]);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_sidecar_orphaned_spans_total', { kind: 'api' }))).toBe(1);
+    expect(samples.get(series('hermes_api_requests_in_flight', { kind: 'main', provider: 'p' }))).toBe(0);
+  });
+
+  it('bounds every table: the oldest span is evicted and counted', async () => {
+    const harness = startTestSidecar({ 'correlator.max-spans': '3' });
+    await harness.postNdjson(
+      Array.from({ length: 5 }, (_, index) => ({ event: 'pre_tool_call', tool_call_id: `c${index}`, tool_name: 'terminal' })),
+    );
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_sidecar_orphaned_spans_total', { kind: 'tool' }))).toBe(2);
+    expect(samples.get(series('hermes_tool_calls_in_flight', { tool: 'terminal' }))).toBe(3);
+  });
+
+  it('matches approvals without tool_call_id first-in-first-out per session_key', async () => {
+    const harness = startTestSidecar();
+    const request = (key: string, at: number) => ({ event: 'pre_approval_request', surface: 'gateway', pattern_key: 'sudo', session_key: key, tool_call_id: '', observed_at: at });
+    const response = (key: string, at: number, choice: string) => ({ ...request(key, at), event: 'post_approval_response', choice });
+    await harness.postNdjson([request('A', 100), request('B', 101), request('A', 102), response('A', 110, 'once'), response('A', 120, 'deny'), response('B', 131, 'always')]);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_approval_wait_seconds_sum', { surface: 'gateway', choice: 'once' }))).toBe(10);
+    expect(samples.get(series('hermes_approval_wait_seconds_sum', { surface: 'gateway', choice: 'deny' }))).toBe(18);
+    expect(samples.get(series('hermes_approval_wait_seconds_sum', { surface: 'gateway', choice: 'always' }))).toBe(30);
+    expect(samples.get(series('hermes_approvals_pending', { surface: 'gateway' }))).toBe(0);
+  });
+
+  it('expires idle sessions after the session TTL; activity keeps them', async () => {
+    const harness = startTestSidecar({ 'correlator.session-ttl': '100' });
+    await harness.postNdjson([
+      { event: 'on_session_start', session_id: 's1', platform: 'cli' },
+      { event: 'on_session_start', session_id: 's2', platform: 'cli' },
+    ]);
+    harness.clock.advance(90);
+    await harness.postNdjson([{ event: 'pre_llm_call', session_id: 's1', turn_id: 't', platform: 'cli' }]);
+    harness.clock.advance(20);
+    harness.sidecar.sweep();
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_sessions_active', { platform: 'cli' }))).toBe(1);
+  });
+});
+
+describe('delivery health through the pipeline', () => {
+  const line = (seq: number, extra: Record<string, unknown> = {}) => ({
+    event: 'post_tool_call',
+    instance: 'inst',
+    seq,
+    observed_at: 1000 + seq,
+    data: { tool_name: 'terminal', status: 'ok', tool_call_id: `c${seq}` },
+    ...extra,
+  });
+
+  it('applies each seq once and counts gaps and duplicates', async () => {
+    const harness = startTestSidecar();
+    await harness.postNdjson([line(1), line(2), line(3)]);
+    await harness.postNdjson([line(2), line(3), line(4)]); // a retried batch overlapping the last one
+    await harness.postNdjson([line(8), line(9)]); // 5, 6, 7 never arrived
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(6);
+    expect(samples.get('hermes_sidecar_events_duplicate_total')).toBe(2);
+    expect(samples.get('hermes_sidecar_events_lost_total')).toBe(3);
+    expect(samples.get('hermes_plugin_last_seen_timestamp_seconds')).toBe(harness.clock.now);
+    expect(samples.get(series('hermes_plugin_instances', { state: 'live' }))).toBe(1);
+  });
+
+  it('adds heartbeat drop deltas across instances and restarts', async () => {
+    const harness = startTestSidecar();
+    const heartbeat = (instance: string, dropped: object) => ({ event: 'plugin_heartbeat', instance, data: { interval_seconds: 5, dropped } });
+    await harness.postNdjson([
+      heartbeat('a', { post_tool_call: { queue_full: 3 }, pre_llm_call: { send_failed: 1 } }),
+      heartbeat('a', { post_tool_call: { queue_full: 5 }, pre_llm_call: { send_failed: 1 } }),
+      heartbeat('b', { post_tool_call: { queue_full: 4 } }),
+      heartbeat('b', { post_tool_call: { queue_full: 1 } }), // counters restarted
+      heartbeat('b', { made_up_hook: { bogus_reason: 2 }, post_tool_call: { queue_full: 'many' } }),
+    ]);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_plugin_callbacks_dropped_total', { hook: 'post_tool_call', reason: 'queue_full' }))).toBe(10);
+    expect(samples.get(series('hermes_plugin_callbacks_dropped_total', { hook: 'pre_llm_call', reason: 'send_failed' }))).toBe(1);
+    expect(samples.get(series('hermes_plugin_callbacks_dropped_total', { hook: 'other', reason: 'other' }))).toBe(2);
+    expect(samples.get(series('hermes_plugin_instances', { state: 'live' }))).toBe(2);
+    harness.clock.advance(16);
+    expect((await harness.samples()).get(series('hermes_plugin_instances', { state: 'stale' }))).toBe(2);
+  });
+});
