@@ -1,19 +1,22 @@
 """Which fields of each Hermes hook may leave the process, and how they are cleaned.
 
 The allow-lists are the privacy boundary of the bridge: only ids, names, enumerations,
-numbers, booleans and the numeric ``usage`` keys are copied. Content (prompts, messages,
-tool arguments and results, commands, goals, summaries, error text, URLs) is never read,
-because it is never named here.
+numbers, booleans and the numeric ``usage`` keys are copied, as ``contract.json`` lists them.
+Content (prompts, messages, tool arguments and results, commands, goals, summaries, error text,
+URLs) is never read, because it is never named there.
 
 Two stages, split for speed:
 
-* on the agent thread, a callback copies the allow-listed *references* (a dict comprehension
-  over a precomputed tuple), snapshots ``usage`` and turns an ``error`` value into a boolean;
-* on the sender thread, :func:`clean_data` keeps only JSON-safe scalars (see
-  :func:`clean_scalar`), so one odd value costs a field, never the event.
+* on the agent thread, a callback copies the allow-listed *references* (one C-level ``map`` over
+  a precomputed tuple) and snapshots ``usage``;
+* on the sender thread, :func:`event_data` keeps only JSON-safe scalars (see
+  :func:`clean_scalar`) and applies the contract's transforms (``usage`` keys, ``error`` to a
+  flag, an error class name), so one odd value costs a field, never the event.
 """
 
 import math
+
+from .contract import HOOK_SPECS, OBSERVER_SPECS, PATTERNS, USAGE_KEYS
 
 # Strings longer than this are cut: every allowed field is an id, a name or an enumeration,
 # so anything longer is already suspicious, and the sidecar truncates labels to 128.
@@ -22,117 +25,23 @@ MAX_STRING_CHARS = 256
 # Integers outside this range carry no meaning for metrics (and JavaScript cannot hold them).
 _INT_LIMIT = 2 ** 63
 
-# The numeric keys of Hermes' ``usage`` summary (CanonicalUsage) plus OpenAI-style spellings.
-USAGE_KEYS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "reasoning_tokens",
-    "prompt_tokens",
-    "total_tokens",
-    "completion_tokens",
-    "request_count",
-)
-
 # Sentinel for "drop this field".
 MISSING = object()
 
-_API_IDENTITY = (
-    "session_id", "task_id", "turn_id", "api_request_id", "platform",
-    "model", "provider", "api_mode", "api_call_count",
-)
-_API_RESULT = (
-    "api_duration", "started_at", "ended_at", "first_chunk_at", "finish_reason",
-    "message_count", "response_model", "usage", "assistant_content_chars",
-    "assistant_tool_call_count",
-)
-_API_REQUEST_SIZE = (
-    "retry_count", "message_count", "tool_count", "approx_input_tokens",
-    "request_char_count", "max_tokens", "started_at",
-)
-_API_FAILURE = (
-    "api_duration", "started_at", "ended_at", "first_chunk_at", "first_delta_at",
-    "status_code", "retry_count", "max_retries", "retryable", "reason",
-)
-_TOOL_IDENTITY = ("session_id", "task_id", "turn_id", "api_request_id", "tool_call_id", "tool_name")
-_APPROVAL = ("session_id", "turn_id", "tool_call_id", "pattern_key", "session_key", "surface")
-_SESSION_BOUNDARY = ("session_id", "platform", "reason", "old_session_id", "new_session_id")
+# Wire names per hook, derived from contract.json (what tests and docs call the allow-lists).
+HOOK_FIELDS = {hook: spec.wire for hook, spec in HOOK_SPECS.items()}
+OBSERVER_FIELDS = {event: spec.wire for event, spec in OBSERVER_SPECS.items()}
 
+# Hooks whose ``error`` value is reduced to a boolean (its text is never read).
+ERROR_FLAG_HOOKS = frozenset(
+    hook for hook, spec in HOOK_SPECS.items()
+    if any(kind == "error_flag" for _, _, kind in spec.transforms))
+OBSERVER_ERROR_FLAG_EVENTS = frozenset(
+    event for event, spec in OBSERVER_SPECS.items()
+    if any(kind == "error_flag" for _, _, kind in spec.transforms))
 
-def _unique(*groups):
-    """Concatenate field groups, keeping the first occurrence of each name."""
-    seen = []
-    for group in groups:
-        for name in group:
-            if name not in seen:
-                seen.append(name)
-    return tuple(seen)
-
-
-# Flat Hermes hooks (``ctx.register_hook``): kwargs as documented in CONTRACT.md §3.
-HOOK_FIELDS = {
-    "on_session_start": ("session_id", "model", "platform"),
-    "on_session_end": (
-        "session_id", "task_id", "turn_id", "api_request_id", "completed", "failed",
-        "interrupted", "turn_exit_reason", "reason", "model", "platform",
-    ),
-    "on_session_finalize": _SESSION_BOUNDARY,
-    "on_session_reset": _SESSION_BOUNDARY,
-    "pre_llm_call": (
-        "session_id", "task_id", "turn_id", "is_first_turn", "model", "platform",
-        "parent_session_id",
-    ),
-    "post_llm_call": ("session_id", "task_id", "turn_id", "model", "platform"),
-    "pre_api_request": _unique(_API_IDENTITY, _API_REQUEST_SIZE),
-    # retry_count is not sent by current Hermes on success, but keep it if a build adds it.
-    "post_api_request": _unique(_API_IDENTITY, _API_RESULT, ("retry_count",)),
-    "api_request_error": _unique(_API_IDENTITY, _API_FAILURE),
-    "pre_auxiliary_call": _unique(("aux_task", "streaming"), _API_IDENTITY, _API_REQUEST_SIZE),
-    # ``error`` becomes a boolean (see ERROR_FLAG_HOOKS); its text never leaves.
-    "post_auxiliary_call": _unique(
-        ("aux_task", "streaming"), _API_IDENTITY, ("retry_count",), _API_RESULT,
-        ("error", "error_type", "status_code", "retryable", "reason"),
-    ),
-    "pre_tool_call": _TOOL_IDENTITY,
-    "post_tool_call": _unique(_TOOL_IDENTITY, ("duration_ms", "status", "error_type")),
-    "pre_approval_request": _APPROVAL,
-    "post_approval_response": _unique(_APPROVAL, ("choice", "decided_by")),
-    "subagent_start": (
-        "parent_session_id", "parent_turn_id", "parent_subagent_id", "child_session_id",
-        "child_subagent_id", "child_role",
-    ),
-    "subagent_stop": (
-        "parent_session_id", "parent_turn_id", "child_session_id", "child_subagent_id",
-        "child_role", "child_status", "duration_ms",
-    ),
-}
-
-# Envelope variant (``ctx.register_observer_hook``, callback gets ``hook.payload["data"]``).
-# Shared names use the flat allow-list plus the envelope's own spellings.
-OBSERVER_FIELDS = {
-    "agent_start": ("session_id", "task_id", "turn_id", "run_start_time_ms"),
-    "agent_end": ("session_id", "task_id", "turn_id", "run_duration_ms", "stop_reason"),
-    "pre_api_request": HOOK_FIELDS["pre_api_request"],
-    "post_api_request": _unique(HOOK_FIELDS["post_api_request"], ("duration_ms",)),
-    "api_request_error": _unique(
-        HOOK_FIELDS["api_request_error"], ("duration_ms", "error", "error_type"),
-    ),
-    "pre_tool_call": HOOK_FIELDS["pre_tool_call"],
-    "post_tool_call": _unique(HOOK_FIELDS["post_tool_call"], ("error",)),
-    "memory_write": ("session_id", "task_id", "memory_provider", "action", "size_bytes"),
-    "turn_end": (
-        "session_id", "turn_id", "turn_start_time_ms", "turn_end_time_ms", "turn_duration_ms",
-    ),
-    "session_event": ("session_id", "session_key", "event", "timestamp"),
-}
-
-# Hooks whose ``error`` value is reduced to a boolean on the agent thread.
-ERROR_FLAG_HOOKS = frozenset({"post_auxiliary_call"})
-OBSERVER_ERROR_FLAG_EVENTS = frozenset({"api_request_error", "post_tool_call"})
-
-# Every name in the allow-lists above that is content or may carry content. Kept here so a
-# test can assert no allow-list ever grows one of them.
+# Names that are content or may carry content. Kept here so a test can assert no allow-list
+# ever forwards one of them (``error`` of api_request_error is read only for its ``type``).
 CONTENT_FIELDS = frozenset({
     "request", "response", "assistant_message", "assistant_response", "conversation_history",
     "user_message", "request_messages", "system_prompt", "args", "result", "tool_args",
@@ -140,11 +49,6 @@ CONTENT_FIELDS = frozenset({
     "memory_path", "memory_name", "tool_call_history", "base_url", "middleware_trace",
     "sender_id", "response_text", "moa_references",
 })
-
-
-def present_fields(names, values):
-    """The dict of an event queued as parallel ``names``/``values`` (``MISSING`` = absent)."""
-    return {name: value for name, value in zip(names, values) if value is not MISSING}
 
 
 def error_flag(value):
@@ -220,21 +124,49 @@ def clean_usage(value):
     return cleaned
 
 
-def clean_data(data):
-    """The allow-listed fields of one event, reduced to what JSON and the sidecar accept.
+def error_class(value):
+    """The exception class name of Hermes' ``error={"type": ..., "message": ...}`` (or a bare
+    string), when it is a code identifier; the message is never read."""
+    if isinstance(value, dict):
+        value = value.get("type")
+    if type(value) is str and PATTERNS["error_class"].match(value):
+        return value
+    return MISSING
 
-    Same rules as :func:`clean_scalar`, with the exact built-in types handled inline: this runs
-    for every field of every event on the sender thread, which shares the GIL with Hermes.
+
+def short_identifier(value):
+    """A short lower-case identifier such as a CLI exit reason, else ``MISSING``."""
+    if type(value) is str and PATTERNS["reason"].match(value):
+        return value
+    return MISSING
+
+
+TRANSFORM_FUNCTIONS = {
+    "usage": clean_usage,
+    "error_flag": error_flag,
+    "error_class": error_class,
+    "reason": short_identifier,
+}
+
+
+def compiled_transforms(spec):
+    """``((index, wire name, function), ...)`` for the sender thread."""
+    return tuple((index, wire, TRANSFORM_FUNCTIONS[kind]) for index, wire, kind in spec.transforms)
+
+
+def event_data(plain, transforms, values):
+    """The wire ``data`` of one queued event: ``plain`` names zip with the leading values (exact
+    built-in types handled inline: this runs for every field of every event on the sender
+    thread, which shares the GIL with Hermes), then each transform reads its own value.
+
+    ``MISSING`` values (absent keyword arguments) and values that cannot be made JSON-safe are
+    left out; ``None`` is kept (Hermes passes it on purpose, e.g. ``first_chunk_at``).
     """
-    cleaned = {}
+    data = {}
     isfinite = math.isfinite
-    for key, value in data.items():
+    for key, value in zip(plain, values):
         kind = type(value)
-        if key == "usage":
-            value = clean_usage(value)
-            if value is MISSING:
-                continue
-        elif kind is str:
+        if kind is str:
             if len(value) > MAX_STRING_CHARS:
                 value = value[:MAX_STRING_CHARS]
         elif kind is int:
@@ -243,9 +175,23 @@ def clean_data(data):
         elif kind is float:
             if not isfinite(value):
                 continue
+        elif value is MISSING:
+            continue
         elif value is not None and kind is not bool:
             value = clean_scalar(value)
             if value is MISSING:
                 continue
-        cleaned[key] = value
-    return cleaned
+        data[key] = value
+    for index, key, transform in transforms:
+        value = values[index]
+        if value is not MISSING:
+            value = transform(value)
+            if value is not MISSING:
+                data[key] = value
+    return data
+
+
+def clean_data(data):
+    """Compatibility form of :func:`event_data` for a plain mapping (tests, the benchmark)."""
+    names = tuple(data)
+    return event_data(names, (), tuple(data[name] for name in names))

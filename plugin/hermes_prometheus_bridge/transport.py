@@ -1,8 +1,9 @@
-"""One NDJSON POST to the sidecar, classified as delivered, permanently refused or retry.
+"""NDJSON POSTs to the sidecar, classified as delivered, permanently refused or retry.
 
-``http.client`` is used directly, one connection per request: no proxy environment variables
-are consulted (a loopback sidecar must never be reached through ``HTTP_PROXY``), and a status
-code is a value rather than an exception.
+``http.client`` is used directly: no proxy environment variables are consulted (a loopback
+sidecar must never be reached through ``HTTP_PROXY``), and a status code is a value rather than
+an exception. :class:`Connection` keeps one keep-alive connection for the sender thread, so a
+batch costs one request, not a TCP handshake as well.
 """
 
 import email.utils
@@ -114,3 +115,67 @@ def post_ndjson(endpoint, body, token, timeout):
         return Outcome(RETRY, None, None, None, None, type(exc).__name__)
     finally:
         connection.close()
+
+
+# What a request on a keep-alive connection the server already closed fails with (never a
+# timeout: a hung sidecar must cost one timeout, not two).
+_STALE_CONNECTION_ERRORS = frozenset({
+    "RemoteDisconnected", "BrokenPipeError", "ConnectionResetError", "ConnectionAbortedError",
+})
+
+
+class Connection(object):
+    """One reusable connection to the sidecar (sender thread only).
+
+    A request on a connection the server closed while idle fails before anything was
+    processed; it is retried once at once on a fresh connection. Any other failure closes the
+    connection and is a ``RETRY`` outcome for the caller's back-off.
+    """
+
+    def __init__(self, endpoint, token):
+        self.endpoint = endpoint
+        self._connection_class = (
+            http.client.HTTPSConnection if endpoint.scheme == "https"
+            else http.client.HTTPConnection)
+        self._headers = {
+            "Content-Type": "application/x-ndjson",
+            "User-Agent": "hermes-prometheus-bridge",
+        }
+        if token:
+            self._headers["Authorization"] = "Bearer " + token
+        self._connection = None
+
+    def post(self, body, timeout):
+        reused = self._connection is not None
+        outcome = self._attempt(body, timeout)
+        if reused and outcome.error in _STALE_CONNECTION_ERRORS:
+            outcome = self._attempt(body, timeout)  # the idle connection had been closed
+        return outcome
+
+    def close(self):
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def _attempt(self, body, timeout):
+        connection = self._connection
+        if connection is None:
+            connection = self._connection = self._connection_class(
+                self.endpoint.host, self.endpoint.port, timeout=timeout)
+        else:
+            connection.timeout = timeout
+            if connection.sock is not None:
+                connection.sock.settimeout(timeout)
+        try:
+            headers = dict(self._headers)
+            headers["Content-Length"] = str(len(body))
+            connection.request("POST", self.endpoint.path, body=body, headers=headers)
+            response = connection.getresponse()
+            answer = response.read(_MAX_RESPONSE_BYTES)
+            if response.will_close or not response.isclosed():
+                # Closed by the server, or an answer longer than we read: start afresh.
+                self.close()
+            return classify(response.status, response.getheader("Retry-After"), answer)
+        except Exception as exc:  # refused, reset, timed out, TLS, malformed answer: transient
+            self.close()
+            return Outcome(RETRY, None, None, None, None, type(exc).__name__)

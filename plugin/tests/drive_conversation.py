@@ -177,6 +177,10 @@ class Tally(object):
         bump(self.facts["session_events"], data.get("event"))
 
 
+# Events of one synthetic turn (Driver.synthetic_turn_events), all of registered hooks.
+TURN_EVENTS = 8
+
+
 class Driver(object):
     """Emits hooks through the harness and tallies them."""
 
@@ -190,13 +194,16 @@ class Driver(object):
         self.synthetic_turns = 0
 
     def emit(self, hook, **kwargs):
-        self.tally.record(hook, kwargs)
+        # Hermes fires the hook either way; only hooks the plugin registered reach the sidecar.
+        if self.manager.has_hook(hook):
+            self.tally.record(hook, kwargs)
         self.manager.invoke_hook(hook, **kwargs)
 
     def emit_envelope(self, name, fields=None, **data):
         """One envelope event; ``fields`` carries names that clash with ``name`` (``event``)."""
         data.update(fields or {})
-        self.tally.record(name, data)
+        if self.manager.has_observer_hook(name):
+            self.tally.record(name, data)
         self.manager.emit_observer(name, data)
 
     def secret(self, text):
@@ -435,7 +442,6 @@ class Driver(object):
                                       api_duration=0.5, finish_reason="stop",
                                       usage=usage(200, 50, 2500, 0),
                                       assistant_message=NormalizedMessage("synthetic"))),
-            ("post_llm_call", dict(ids, model=MODEL, assistant_response="synthetic")),
             ("on_session_end", dict(ids, completed=True, failed=False, interrupted=False,
                                     turn_exit_reason="text_response(finish_reason=stop)",
                                     model=MODEL)),
@@ -502,7 +508,7 @@ def hold(driver, bridge, stdin):
         try:
             if command == "turn":
                 turns = int(args[0]) if args else 1
-                emitted = driver.load(9 * turns, 0, session_id="hold_session",
+                emitted = driver.load(TURN_EVENTS * turns, 0, session_id="hold_session",
                                       wrap_session=False)
                 write({"type": "ack", "command": "turn", "emitted": emitted})
             elif command == "events":

@@ -136,6 +136,9 @@ class PluginManager(object):
     def has_hook(self, hook_name):
         return bool(self._hooks.get(hook_name))
 
+    def has_observer_hook(self, event):
+        return bool(self._observer_hooks.get(event))
+
     def hook_names(self):
         return sorted(self._hooks)
 

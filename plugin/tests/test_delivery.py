@@ -64,7 +64,7 @@ class BatchingAndOrderTest(DeliveryTestCase):
 
         def emit(thread_index):
             for call in range(per_thread):
-                callback(task_id="thread-%d" % thread_index, api_call_count=call)
+                callback(api_request_id="thread-%d" % thread_index, api_duration=call)
 
         threads = [threading.Thread(target=emit, args=(i,)) for i in range(4)]
         for thread in threads:
@@ -75,8 +75,8 @@ class BatchingAndOrderTest(DeliveryTestCase):
         events = sidecar.events()
         self.assertEqual(seqs(events), list(range(1, 4 * per_thread + 1)))
         for thread_index in range(4):
-            mine = [e["data"]["api_call_count"] for e in events
-                    if e["data"]["task_id"] == "thread-%d" % thread_index]
+            mine = [e["data"]["api_duration"] for e in events
+                    if e["data"]["api_request_id"] == "thread-%d" % thread_index]
             self.assertEqual(mine, list(range(per_thread)))
         self.assertEqual(bridge.dropped(), {})
 
@@ -269,7 +269,7 @@ class RetryTest(DeliveryTestCase):
     def test_sidecar_down_then_up_delivers_the_buffered_events(self):
         port, url = support.unused_port_url()
         bridge = self.bridge(url, start=False)
-        for callback in callbacks(bridge, "on_session_start", "pre_llm_call", "post_llm_call"):
+        for callback in callbacks(bridge, "on_session_start", "pre_llm_call", "on_session_reset"):
             callback(session_id="s")
         bridge.start()
         support.wait_until(lambda: bridge.stats()["retries"] >= 2)

@@ -122,7 +122,10 @@ class PluginInsideHarnessTest(unittest.TestCase):
                 if hook != "on_session_finalize":  # that one flushes, by design
                     self.assertLess(time.monotonic() - started, 0.25, key)  # no network wait
             self.assertTrue(bridge.flush(2.0))
-            self.assertEqual(len(sidecar.events()), len(support.appendix_a()))
+            registered = [key for key, (hook, _) in support.appendix_a().items()
+                          if manager.has_hook(hook)]
+            self.assertEqual(len(registered), len(support.appendix_a()) - 1)  # not post_llm_call
+            self.assertEqual(len(sidecar.events()), len(registered))
             bridge.shutdown(0.5)
         self.assertEqual(manager.failures, [])
         self.assertEqual(manager.skipped, [])

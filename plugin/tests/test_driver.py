@@ -49,7 +49,7 @@ class DriverTest(unittest.TestCase):
         self.assertEqual(summary["emitted"], {
             "api_request_error": 1, "on_session_end": 3, "on_session_finalize": 2,
             "on_session_reset": 1, "on_session_start": 2, "post_api_request": 7,
-            "post_approval_response": 3, "post_auxiliary_call": 1, "post_llm_call": 3,
+            "post_approval_response": 3, "post_auxiliary_call": 1,
             "post_tool_call": 6, "pre_api_request": 8, "pre_approval_request": 3,
             "pre_auxiliary_call": 1, "pre_llm_call": 3, "pre_tool_call": 6,
             "subagent_start": 1, "subagent_stop": 1})
@@ -97,9 +97,9 @@ class DriverTest(unittest.TestCase):
             self.assertEqual(code, 0)
             self.assertEqual([line["type"] for line in lines],
                              ["ready", "ack", "ack", "stats", "stats", "error", "summary"])
-            self.assertEqual(lines[1]["emitted"], 18)
+            self.assertEqual(lines[1]["emitted"], 16)  # 8 per turn (no post_llm_call)
             self.assertEqual(lines[2]["emitted"], 5)
-            self.assertEqual(lines[3]["stats"]["events_delivered"], 23)
+            self.assertEqual(lines[3]["stats"]["events_delivered"], 21)
             self.check_delivery(sidecar, lines[-1])
 
 

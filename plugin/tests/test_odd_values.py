@@ -43,25 +43,29 @@ class OddValuesTest(unittest.TestCase):
             usage=None,                            # "no usage" is forwarded as null
             model=b"anthropic/claude",             # bytes: dropped
             provider={"name": "openrouter"},       # nested object: dropped
-            api_mode=["chat_completions"],         # list: dropped
+            turn_id=["t_1"],                       # list: dropped
             api_duration=float("nan"),             # NaN: dropped
             started_at=float("inf"),               # inf: dropped
-            ended_at=-math.inf,                    # -inf: dropped
-            api_call_count=10 ** 30,               # meaningless int: dropped
-            response_model="m" * 10000,            # huge string: truncated
+            api_request_id="m" * 10000,            # huge string: truncated
             finish_reason=Color.RED,               # str enum: its value
-            message_count=Level.HIGH,              # int enum: its value
-            session_id="\ud800lone-surrogate",     # still valid JSON (escaped)
             first_chunk_at=None,
         )
         self.assertEqual(data, {
             "usage": None,
-            "response_model": "m" * fields.MAX_STRING_CHARS,
+            "api_request_id": "m" * fields.MAX_STRING_CHARS,
             "finish_reason": "red",
-            "message_count": 3,
-            "session_id": "\ud800lone-surrogate",
             "first_chunk_at": None,
         })
+        data = self.send(
+            "post_tool_call",
+            duration_ms=10 ** 30,                  # meaningless int: dropped
+            error_type=-math.inf,                  # -inf: dropped
+            tool_name=Color.RED,                   # str enum: its value
+            turn_id=Level.HIGH,                    # int enum: its value
+            tool_call_id="\ud800lone-surrogate",   # still valid JSON (escaped)
+        )
+        self.assertEqual(data, {"tool_name": "red", "turn_id": 3,
+                                "tool_call_id": "\ud800lone-surrogate"})
 
     def test_usage_keeps_only_finite_numeric_token_keys(self):
         data = self.send("post_api_request", usage={
@@ -70,8 +74,9 @@ class OddValuesTest(unittest.TestCase):
             "total_tokens": 10 ** 40, "request_count": 1, "completion_tokens": 7,
             "cost_usd": 0.01, "details": {"cached_tokens": 3},
         })
+        # request_count and total_tokens are not forwarded: the sidecar never reads them.
         self.assertEqual(data, {"usage": {"input_tokens": 10, "output_tokens": 2.5,
-                                          "request_count": 1, "completion_tokens": 7}})
+                                          "completion_tokens": 7}})
 
     def test_usage_that_is_not_a_mapping_is_dropped(self):
         self.assertEqual(self.send("post_api_request", usage="1204 tokens", model="m"),

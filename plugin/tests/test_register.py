@@ -12,12 +12,12 @@ from plugin.tests.hermes_dispatch import PluginContext, PluginManager, load_dire
 
 FLAT_HOOKS = [
     "on_session_start", "on_session_end", "on_session_finalize", "on_session_reset",
-    "pre_llm_call", "post_llm_call", "pre_api_request", "post_api_request", "api_request_error",
+    "pre_llm_call", "pre_api_request", "post_api_request", "api_request_error",
     "pre_auxiliary_call", "post_auxiliary_call", "pre_tool_call", "post_tool_call",
     "pre_approval_request", "post_approval_response", "subagent_start", "subagent_stop",
 ]
 ENVELOPE_EVENTS = [
-    "agent_start", "agent_end", "pre_api_request", "post_api_request", "api_request_error",
+    "agent_end", "pre_api_request", "post_api_request", "api_request_error",
     "pre_tool_call", "post_tool_call", "memory_write", "turn_end", "session_event",
 ]
 
@@ -26,12 +26,13 @@ def sender_threads():
     return [t for t in threading.enumerate() if t.name == "hermes-prometheus-bridge"]
 
 
-def manifest_hooks():
-    """The ``hooks:`` list of plugin.yaml (a flat list, read without a YAML library)."""
+def manifest_hooks(key="provides_hooks"):
+    """A top-level list of plugin.yaml (flat, read without a YAML library); Hermes reads the
+    hooks a plugin provides from ``provides_hooks`` (hermes_cli/plugins_manifest.py)."""
     hooks, inside = [], False
     with open(os.path.join(support.PLUGIN_DIR, "plugin.yaml"), encoding="utf-8") as handle:
         for line in handle:
-            if line.startswith("hooks:"):
+            if line.startswith(key + ":"):
                 inside = True
             elif inside and line.startswith("  - "):
                 hooks.append(line[4:].strip())
@@ -74,6 +75,7 @@ class RegisterTest(unittest.TestCase):
 
     def test_manifest_matches_the_registered_hooks(self):
         self.assertEqual(manifest_hooks(), FLAT_HOOKS)
+        self.assertEqual(manifest_hooks("hooks"), [])  # not a key Hermes reads
         self.assertEqual(manifest_scalar("name"), "hermes_prometheus_bridge")
         self.assertEqual(manifest_scalar("version"), support.bridge_module.PLUGIN_VERSION)
         self.assertEqual(support.bridge_module.PLUGIN_VERSION, "0.1.0")

@@ -1,0 +1,111 @@
+"""The hot path: what runs on Hermes' threads when a hook fires.
+
+A callback copies the allow-listed values (one C-level ``map`` over the hook's precomputed
+keyword names), snapshots ``usage``, stamps ``time.time()`` and appends one tuple to a
+``collections.deque`` (atomic under the GIL, no lock), then returns ``None``. It never blocks,
+never does I/O and never raises into Hermes: a full queue or a failure costs one counted drop.
+Everything else (cleaning, JSON, HTTP, retries, pricing) happens on the sender thread.
+"""
+
+import collections
+import time
+
+from .drops import CALLBACK_ERROR, QUEUE_FULL
+from .fields import MISSING
+
+
+class Enqueuer(object):
+    """The bounded queue between agent threads and the sender, and the callbacks feeding it.
+
+    A queued event is ``(spec, observed_at, values)``: ``values`` holds the hook's ``sources``
+    in order (``MISSING`` where absent).
+    """
+
+    def __init__(self, capacity, batch_size, counters, wake):
+        self.queue = collections.deque()
+        self.capacity = capacity
+        self.batch_size = batch_size
+        self._counters = counters
+        self._wake = wake  # set when a full batch is waiting: the sender need not wait
+
+    def enqueuer(self, spec):
+        """``enqueue(mapping)`` for one hook: the one body both callback shapes call."""
+        queue = self.queue
+        append = queue.append
+        capacity = self.capacity
+        batch_trigger = self.batch_size
+        clock = time.time
+        drop = self._counters.drop
+        wake = self._wake.set
+        names = spec.sources
+        missings = (MISSING,) * len(names)
+        usage_at = spec.usage_at
+        hook = spec.hook
+
+        def enqueue(source):
+            try:
+                depth = len(queue)
+                if depth >= capacity:
+                    drop(hook, QUEUE_FULL)
+                    return
+                values = list(map(source.get, names, missings))
+                if usage_at >= 0 and type(values[usage_at]) is dict:
+                    # Hermes may reuse its dict; what is sent is what the hook saw.
+                    values[usage_at] = dict(values[usage_at])
+                append((spec, clock(), values))
+                if depth + 1 == batch_trigger:
+                    wake()
+            except Exception:
+                # Never raise into Hermes. (KeyboardInterrupt is left alone on purpose.)
+                drop(hook, CALLBACK_ERROR)
+
+        return enqueue
+
+    def hook_callback(self, spec):
+        """A ``**kwargs`` callback for a flat Hermes hook (``ctx.register_hook``)."""
+        enqueue = self.enqueuer(spec)
+
+        def callback(**kwargs):
+            enqueue(kwargs)
+
+        callback.__name__ = "bridge_" + spec.hook
+        return callback
+
+    def observer_callback(self, spec):
+        """A callback for the envelope variant: fields come from ``hook.payload["data"]``."""
+        enqueue = self.enqueuer(spec)
+        empty = {}
+
+        def callback(hook, *_args, **_kwargs):
+            try:
+                data = hook.payload.get("data")
+            except Exception:
+                data = None  # an odd envelope still counts as one event of this name
+            enqueue(empty if data is None else data)
+
+        callback.__name__ = "bridge_observer_" + spec.hook
+        return callback
+
+    def take(self, limit):
+        """Up to ``limit`` queued events, oldest first (sender thread)."""
+        queue = self.queue
+        popleft = queue.popleft
+        taken = []
+        for _ in range(min(limit, len(queue))):
+            try:
+                taken.append(popleft())
+            except IndexError:
+                break
+        return taken
+
+    def clear(self):
+        """Empty the queue; returns the hooks of what it held (to count as drops)."""
+        hooks = []
+        while True:
+            try:
+                hooks.append(self.queue.popleft()[0].hook)
+            except IndexError:
+                return hooks
+
+    def __len__(self):
+        return len(self.queue)

@@ -1,0 +1,74 @@
+"""Encoded events waiting for the sidecar's acknowledgement, oldest first, bounded.
+
+Filled and drained by the sender thread; :meth:`RetryBuffer.abandon` may also be called from
+the thread running ``shutdown`` when the sender is stuck, so every access takes the lock.
+Past its capacity the oldest events are evicted and counted as ``send_failed``; once abandoned
+(process exit) everything left, and everything added later, counts as ``shutdown``.
+"""
+
+import collections
+import threading
+
+from .drops import SEND_FAILED, SHUTDOWN
+
+# A buffered event is a plain tuple (creating a namedtuple costs a Python-level call per event).
+SEQ, HOOK, LINE = 0, 1, 2
+
+
+class RetryBuffer(object):
+    def __init__(self, capacity, counters):
+        self.capacity = capacity
+        self._counters = counters
+        self._pending = collections.deque()
+        self._lock = threading.Lock()
+        self._abandoned = False
+
+    def add(self, encoded):
+        """Append ``[(seq, hook, line), ...]``; returns how many older events were evicted."""
+        evicted = []
+        with self._lock:
+            abandoned = self._abandoned
+            if not abandoned:
+                pending = self._pending
+                pending.extend(encoded)
+                for _ in range(len(pending) - self.capacity):
+                    evicted.append(pending.popleft())
+        if abandoned:
+            self._counters.drop_each((event[HOOK] for event in encoded), SHUTDOWN)
+            return 0
+        self._counters.drop_each((event[HOOK] for event in evicted), SEND_FAILED)
+        return len(evicted)
+
+    def head(self, limit):
+        """The oldest ``limit`` events, left in place until :meth:`settle`."""
+        with self._lock:
+            count = min(len(self._pending), limit)
+            return [self._pending[index] for index in range(count)]
+
+    def settle(self, count):
+        """Remove the ``count`` oldest events (delivered or refused); ``False`` when abandoned."""
+        with self._lock:
+            if self._abandoned:
+                return False
+            for _ in range(count):
+                self._pending.popleft()
+            return True
+
+    def abandon(self):
+        """Stop accepting; returns the hooks still held, exactly once (``None`` afterwards)."""
+        with self._lock:
+            if self._abandoned:
+                return None
+            self._abandoned = True
+            leftovers = [event[HOOK] for event in self._pending]
+            self._pending.clear()
+            return leftovers
+
+    @property
+    def abandoned(self):
+        with self._lock:
+            return self._abandoned
+
+    def __len__(self):
+        with self._lock:
+            return len(self._pending)

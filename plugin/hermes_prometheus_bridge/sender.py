@@ -1,0 +1,404 @@
+"""The sender thread: numbers, cleans, prices and encodes what the agent threads queued, and
+delivers it to the sidecar in batches with back-off, heartbeats and a bounded exit flush.
+
+Sequence numbers are assigned here as events leave the queue, in queue order: one number per
+event that entered the queue (a ``queue_full`` drop never gets one), in order even when two
+agent threads race, with no lock on the hot path. An event whose serialization fails gets no
+number either (it is counted as ``serialize_error``), so a gap in the numbers means exactly
+"sent but never acknowledged".
+"""
+
+import logging
+import random
+import threading
+import time
+
+from . import drops
+from .encoding import encode_batch, encode_event
+from .fields import compiled_transforms, event_data
+from .retry_buffer import LINE, SEQ
+from .transport import DELIVERED, RETRY
+
+logger = logging.getLogger("hermes_prometheus_bridge")
+
+THREAD_NAME = "hermes-prometheus-bridge"
+# Part of the exit budget kept for the final heartbeat, which carries the shutdown counts.
+_HEARTBEAT_RESERVE_FRACTION = 0.25
+# Events encoded between voluntary GIL releases while draining a backlog; otherwise an agent
+# thread could wait the full 5 ms switch interval for the GIL.
+_YIELD_EVERY = 100
+# A Retry-After of 0 must not turn into a busy loop.
+_MIN_RETRY_DELAY = 0.05
+
+
+class Sender(object):
+    """Owns the delivery state: next seq, acked seq, back-off, flush requests, the thread."""
+
+    def __init__(self, config, enqueuer, buffer, counters, heartbeat, connection, pricer,
+                 encode=None):
+        self.config = config
+        self.instance = None  # set by the bridge before start
+        self._enqueuer = enqueuer
+        self._buffer = buffer
+        self._counters = counters
+        self._heartbeat = heartbeat
+        self._connection = connection
+        self._pricer = pricer
+        self._encode = encode  # a per-event encoder (tests); None = the batch encoder
+        self.wake = threading.Event()
+        self._state = threading.Condition()
+        self._flush_requested = 0
+        self._flush_served = 0
+        self._stopping = False
+        self._shutdown_deadline = None
+        self._thread = None
+        self._next_seq = 1
+        self._acked_seq = 0
+        self._resync = False
+        self._consecutive_failures = 0
+        self._retry_at = 0.0
+        self._compiled = {}  # spec -> (transforms, base_url index or -1)
+        self._reported = set()
+        self.delivery = {"events_delivered": 0, "batches_delivered": 0, "heartbeats_sent": 0,
+                         "posts": 0, "retries": 0, "sidecar_accepted": 0,
+                         "sidecar_rejected": 0}
+
+    # ------------------------------------------------------------------ control (any thread)
+
+    def start(self):
+        """Start the thread once; ``False`` when it runs already or the sender was stopped."""
+        with self._state:
+            if self._stopping or (self._thread is not None and self._thread.is_alive()):
+                return False
+            self._thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
+            # Lets a later load of the plugin in this process find and retire this sender.
+            self._thread.hermes_prometheus_bridge_retire = self.retire
+            self._thread.start()
+            return True
+
+    @property
+    def running(self):
+        thread = self._thread
+        return thread is not None and thread.is_alive()
+
+    @property
+    def stopping(self):
+        with self._state:
+            return self._stopping
+
+    @property
+    def backing_off(self):
+        """True while the sidecar is known unreachable (waiting for the next retry)."""
+        return self._consecutive_failures > 0
+
+    @property
+    def events_numbered(self):
+        return self._next_seq - 1
+
+    @property
+    def acked_seq(self):
+        return self._acked_seq
+
+    def flush(self, timeout):
+        """Ask for an immediate delivery attempt; wait at most ``timeout`` seconds for it.
+
+        ``True`` once the sender made its attempt (delivered, refused, or one failed try),
+        ``False`` on timeout, when not running, or when called on the sender thread itself.
+        """
+        thread = self._thread
+        if thread is None or not thread.is_alive() or thread is threading.current_thread():
+            return False
+        with self._state:
+            if self._stopping:
+                return False
+            self._flush_requested += 1
+            target = self._flush_requested
+        self.wake.set()
+        deadline = time.monotonic() + timeout
+        with self._state:
+            while self._flush_served < target:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not thread.is_alive():
+                    return False
+                self._state.wait(remaining)
+        return True
+
+    def stop(self, timeout):
+        """Deliver what can be delivered within ``timeout``, count the rest as ``shutdown``,
+        send a last heartbeat. Idempotent; safe from ``atexit``."""
+        thread = self._thread
+        with self._state:
+            already = self._stopping
+            if not already:
+                self._stopping = True
+                self._shutdown_deadline = time.monotonic() + timeout
+                self._state.notify_all()
+        if already:
+            if thread is not None and thread is not threading.current_thread():
+                thread.join(max(0.0, timeout))
+            return
+        if thread is None or not thread.is_alive():
+            self._count_leftovers_as_shutdown()  # never started (or died): nothing will send
+            return
+        self.wake.set()
+        thread.join(timeout)
+        if thread.is_alive():
+            # Stuck in a request to a sidecar that does not answer; a daemon thread, it dies
+            # with the process. Count what it still held.
+            self._count_leftovers_as_shutdown()
+
+    def retire(self):
+        """Stop without waiting: a newer load of the plugin replaced this one."""
+        threading.Thread(target=self.stop, args=(self.config.shutdown_timeout,),
+                         name=THREAD_NAME + "-retire", daemon=True).start()
+
+    def reset_after_fork(self):
+        """A forked child: fresh numbering, locks, back-off and connection; not running."""
+        self.wake = threading.Event()
+        self._state = threading.Condition()
+        self._flush_requested = self._flush_served = 0
+        was_running = self._thread is not None and not self._stopping
+        self._thread = None
+        self._next_seq = 1
+        self._acked_seq = 0
+        self._resync = False
+        self._consecutive_failures = 0
+        self._retry_at = 0.0
+        self._connection.close()
+        for key in self.delivery:
+            self.delivery[key] = 0
+        return was_running
+
+    # ------------------------------------------------------------------ the thread
+
+    def _run(self):
+        while True:
+            try:
+                if self._step():
+                    self._connection.close()
+                    return
+            except Exception as exc:  # a bug here must not end delivery for the process
+                self._counters.error("sender_error")
+                self._report_once(("sender_error", type(exc).__name__),
+                                  "hermes_prometheus_bridge: sender error %s", type(exc).__name__)
+                time.sleep(self.config.flush_interval)
+
+    def _step(self):
+        """One wake-up; ``True`` when the thread should end."""
+        self.wake.wait(self.config.flush_interval)
+        self.wake.clear()
+        with self._state:
+            stopping = self._stopping
+            flush_target = self._flush_requested
+        self._take_from_queue()
+        if stopping:
+            self._finish()
+            return True
+        forced = flush_target > self._flush_served
+        heartbeat_due = forced or self._resync or self._heartbeat.due()
+        if forced or time.monotonic() >= self._retry_at:
+            if len(self._buffer) or heartbeat_due:
+                self._deliver(with_heartbeat=heartbeat_due)
+        if forced:
+            with self._state:
+                self._flush_served = max(self._flush_served, flush_target)
+                self._state.notify_all()
+        return False
+
+    def _take_from_queue(self):
+        """Number, clean, price and encode what the agent threads queued, into the buffer."""
+        while True:
+            taken = self._enqueuer.take(_YIELD_EVERY)
+            if not taken:
+                return
+            try:
+                encoded = self._encode_events(taken)
+            except Exception:
+                # A bug, not bad input (that is dropped field by field): the events are lost,
+                # and counted.
+                self._counters.drop_each((event[0].hook for event in taken),
+                                         drops.SERIALIZE_ERROR)
+                raise
+            if encoded:
+                evicted = self._buffer.add(encoded)
+                if evicted:
+                    self._report_once(("buffer_full",), "hermes_prometheus_bridge: retry "
+                                      "buffer full, dropping oldest")
+            if len(taken) < _YIELD_EVERY:
+                return
+            time.sleep(0)  # let waiting agent threads have the GIL during a long backlog
+
+    def _encode_events(self, taken):
+        instance = self.instance
+        envelopes = []
+        for spec, observed_at, values in taken:
+            compiled = self._compiled.get(spec)
+            if compiled is None:
+                compiled = self._compiled[spec] = (
+                    compiled_transforms(spec), dict(spec.private).get("base_url", -1))
+            data = event_data(spec.plain, compiled[0], values)
+            if compiled[1] >= 0 and spec.usage_at >= 0:
+                self._add_cost(values[compiled[1]], values[spec.usage_at], data)
+            envelopes.append({"event": spec.hook, "observed_at": observed_at,
+                              "instance": instance, "seq": 0, "data": data})
+        if self._encode is None:
+            for offset, envelope in enumerate(envelopes):
+                envelope["seq"] = self._next_seq + offset
+            try:
+                lines = encode_batch(envelopes)
+            except (TypeError, ValueError):
+                lines = None  # one event cannot be encoded: find it, one by one
+            if lines is not None and len(lines) == len(envelopes):
+                first = self._next_seq
+                self._next_seq += len(envelopes)
+                return [(first + index, envelope["event"], line)
+                        for index, (envelope, line) in enumerate(zip(envelopes, lines))]
+        return self._encode_one_by_one(envelopes)
+
+    def _encode_one_by_one(self, envelopes):
+        encode = self._encode or encode_event
+        encoded = []
+        for envelope in envelopes:
+            hook = envelope["event"]
+            try:
+                line = encode(hook, envelope["observed_at"], envelope["instance"],
+                              self._next_seq, envelope["data"])
+                if isinstance(line, bytes):
+                    line = line.decode("ascii")
+            except Exception:
+                self._counters.drop(hook, drops.SERIALIZE_ERROR)
+                continue
+            encoded.append((self._next_seq, hook, line))
+            self._next_seq += 1
+        return encoded
+
+    def _add_cost(self, base_url, usage, data):
+        priced = self._pricer.price(data.get("model"), data.get("provider"), base_url, usage)
+        if priced is not None:
+            cost, status = priced
+            if cost is not None:
+                data["cost_usd"] = cost
+            data["cost_status"] = status
+
+    # ------------------------------------------------------------------ delivery
+
+    def _heartbeat_line(self):
+        return self._heartbeat.line(self.instance, len(self._enqueuer), len(self._buffer),
+                                    self._acked_seq)
+
+    def _deliver(self, with_heartbeat):
+        """Send the buffer oldest first, batch by batch, until empty, refused-and-dropped or a
+        retryable failure (which sets the back-off)."""
+        while True:
+            batch = self._buffer.head(self.config.batch_size)
+            lines = [event[LINE] for event in batch]
+            if with_heartbeat:
+                # First, so a sidecar meeting this instance for the first time (a restart)
+                # learns acked_seq before the events, and counts a gap after it as lost.
+                lines.insert(0, self._heartbeat_line())
+            if not lines:
+                return
+            outcome = self._send(lines, self.config.timeout)
+            if with_heartbeat:
+                with_heartbeat = False
+                self._heartbeat.sent()
+                if outcome.kind == DELIVERED:
+                    self.delivery["heartbeats_sent"] += 1
+                    self._resync = False
+            if outcome.kind == RETRY:
+                self._schedule_retry(outcome)
+                return
+            self._consecutive_failures = 0
+            self._retry_at = 0.0
+            if not self._settle(batch, outcome) or self.stopping:
+                return  # on stop, _finish sends the rest under the exit budget
+
+    def _send(self, lines, timeout):
+        self.delivery["posts"] += 1
+        lines.append("")
+        body = "\n".join(lines).encode("ascii")
+        return self._connection.post(body, timeout)
+
+    def _settle(self, batch, outcome):
+        """Remove a delivered or refused batch from the buffer; ``False`` when abandoned."""
+        if not batch:
+            return True
+        if not self._buffer.settle(len(batch)):
+            return False
+        if outcome.kind == DELIVERED:
+            self._acked_seq = batch[-1][SEQ]
+            self.delivery["events_delivered"] += len(batch)
+            self.delivery["batches_delivered"] += 1
+            if outcome.accepted is not None:
+                self.delivery["sidecar_accepted"] += outcome.accepted
+            if outcome.rejected is not None:
+                self.delivery["sidecar_rejected"] += outcome.rejected
+        else:
+            self._counters.drop_each((event[1] for event in batch), drops.SEND_FAILED)
+            self._report_once(("refused", outcome.status),
+                              "hermes_prometheus_bridge: sidecar at %s refused a batch with "
+                              "HTTP %s; its events are dropped",
+                              self._connection.endpoint.display, outcome.status)
+        return True
+
+    def _schedule_retry(self, outcome):
+        self.delivery["retries"] += 1
+        # The sidecar may come back as a new process: lead the next attempt with a heartbeat.
+        self._resync = True
+        self._consecutive_failures += 1
+        if outcome.retry_after is not None:
+            delay = min(outcome.retry_after, self.config.retry_after_max)
+        else:
+            exponential = self.config.backoff_initial * (2 ** (self._consecutive_failures - 1))
+            delay = min(exponential, self.config.backoff_max) * random.uniform(0.5, 1.0)
+        self._retry_at = time.monotonic() + max(delay, _MIN_RETRY_DELAY)
+        display = self._connection.endpoint.display
+        if outcome.status is None:
+            self._report_once(("unreachable", outcome.error),
+                              "hermes_prometheus_bridge: sidecar at %s unreachable (%s); "
+                              "buffering and retrying", display, outcome.error)
+        else:
+            self._report_once(("busy", outcome.status),
+                              "hermes_prometheus_bridge: sidecar at %s answered HTTP %s; "
+                              "retrying", display, outcome.status)
+
+    # ------------------------------------------------------------------ exit
+
+    def _remaining(self):
+        return self._shutdown_deadline - time.monotonic()
+
+    def _finish(self):
+        """One pass over the buffer within the exit budget, the rest counted as ``shutdown``,
+        then a final heartbeat carrying those counts."""
+        reserve = max(0.0, self._remaining()) * _HEARTBEAT_RESERVE_FRACTION
+        while self._remaining() > reserve:
+            batch = self._buffer.head(self.config.batch_size)
+            if not batch:
+                break
+            timeout = min(self.config.timeout, self._remaining() - reserve)
+            outcome = self._send([event[LINE] for event in batch], timeout)
+            if outcome.kind == RETRY or not self._settle(batch, outcome):
+                break
+        if not self._count_leftovers_as_shutdown():
+            return
+        outcome = self._send([self._heartbeat_line()], max(0.01, self._remaining()))
+        if outcome.kind == DELIVERED:
+            self.delivery["heartbeats_sent"] += 1
+
+    def _count_leftovers_as_shutdown(self):
+        """Count buffered and queued events as ``shutdown`` exactly once; ``False`` if the
+        other thread already did."""
+        leftovers = self._buffer.abandon()
+        if leftovers is None:
+            return False
+        leftovers.extend(self._enqueuer.clear())
+        self._counters.drop_each(leftovers, drops.SHUTDOWN)
+        return True
+
+    def _report_once(self, key, message, *args):
+        """One warning per distinct condition per process; repeats go to DEBUG."""
+        if key in self._reported:
+            logger.debug(message, *args)
+            return
+        self._reported.add(key)
+        logger.warning(message, *args)
