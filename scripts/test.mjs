@@ -3,7 +3,7 @@
 // one closing line "tests: N passed, N failed, N skipped" over both runners. It says up front
 // which suites will be skipped for a missing tool (under CI=true a missing tool fails instead).
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, existsSync } from 'node:fs';
 
 const has = (command) => spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
 const run = (command, args, options = {}) => {
@@ -52,6 +52,32 @@ if (has('python3')) {
   passed += ran - pyFailed - pySkipped;
   failures += pyFailed;
   skipped += pySkipped;
+}
+
+// Python lint (pyflakes, Debian's python3-pyflakes): the plugin, its tests and the Python benches.
+// One counted check; missing pyflakes is a printed skip, or a failure under CI.
+const pyflakesPython = ['/usr/bin/python3', 'python3'].find(
+  (candidate) => spawnSync(candidate, ['-m', 'pyflakes', '--version'], { stdio: 'ignore' }).status === 0,
+);
+if (pyflakesPython === undefined) {
+  const reason = 'python lint SKIPPED: pyflakes is not installed (apt-get install python3-pyflakes)';
+  if (process.env.CI === 'true') {
+    console.error(`npm test: ${reason}; under CI nothing may be skipped`);
+    failures += 1;
+  } else {
+    console.warn(`npm test: ${reason}`);
+    skipped += 1;
+  }
+} else {
+  const pythonFiles = ['plugin', ...readdirSync('bench').filter((name) => name.endsWith('.py')).map((name) => `bench/${name}`)];
+  const lint = run(pyflakesPython, ['-m', 'pyflakes', ...pythonFiles]);
+  if (lint.status === 0) {
+    console.log('python lint (pyflakes): clean');
+    passed += 1;
+  } else {
+    console.error('python lint (pyflakes): FAILED');
+    failures += 1;
+  }
 }
 
 console.log(`\ntests: ${passed} passed, ${failures} failed, ${skipped} skipped`);
