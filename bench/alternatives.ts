@@ -13,7 +13,7 @@
  * So every pipeline does the same product work per event (normalize, sequence check, correlate,
  * sanitize and cap labels, build the same label objects); only the metrics library differs.
  */
-import type { Attributes, Counter, Gauge, Histogram, Meter, UpDownCounter } from '@opentelemetry/api';
+import type { Counter, Gauge, Histogram, Meter, UpDownCounter } from '@opentelemetry/api';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import client from 'prom-client';
@@ -30,14 +30,14 @@ const isCountable = (value: number): boolean => Number.isFinite(value) && value 
 class OtelCounter {
   constructor(private readonly counter: Counter) {}
   inc(labels: Labels, amount = 1): void {
-    if (isCountable(amount)) this.counter.add(amount, labels as Attributes);
+    if (isCountable(amount)) this.counter.add(amount, labels);
   }
 }
 
 class OtelHistogram {
   constructor(private readonly histogram: Histogram) {}
   observe(labels: Labels, value: number): void {
-    if (isCountable(value)) this.histogram.record(value, labels as Attributes);
+    if (isCountable(value)) this.histogram.record(value, labels);
   }
 }
 
@@ -53,7 +53,7 @@ class OtelGauge {
   set(labels: Labels, value: number): void {
     if (!Number.isFinite(value)) return;
     this.gauge ??= this.meter.createGauge(this.spec.name, { description: this.spec.help });
-    this.gauge.record(value, labels as Attributes);
+    this.gauge.record(value, labels);
   }
 
   inc(labels: Labels, amount = 1): void {
@@ -68,7 +68,7 @@ class OtelGauge {
     this.upDown ??= this.meter.createUpDownCounter(this.gauge === undefined ? this.spec.name : `${this.spec.name}_updown`, {
       description: this.spec.help,
     });
-    this.upDown.add(delta, labels as Attributes);
+    this.upDown.add(delta, labels);
   }
 
   reset(): void {
@@ -92,7 +92,7 @@ export interface PromClientPipeline extends Pipeline {
 }
 
 export function createOtelMetrics(meter: Meter, config: Config): Metrics {
-  const families = Object.entries(CATALOGUE).map(([key, raw]) => {
+  const families = Object.entries(CATALOGUE).map(([key, raw]): [string, unknown] => {
     const spec = raw as MetricSpec;
     switch (spec.type) {
       case 'counter':
@@ -165,7 +165,7 @@ class PromHistogram {
 }
 
 export function createPromClientMetrics(registry: client.Registry, config: Config): Metrics {
-  const families = Object.entries(CATALOGUE).map(([key, raw]) => {
+  const families = Object.entries(CATALOGUE).map(([key, raw]): [string, unknown] => {
     const spec = raw as MetricSpec;
     const common = { name: spec.name, help: spec.help, labelNames: [...spec.labelNames], registers: [registry] };
     switch (spec.type) {

@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { HeldPlugin, totalDropped, type PluginStats } from '../test/support/driver.js';
 import { appliedEvents, droppedTotal, scrapeSamples } from '../test/support/accounting.js';
 import type { Samples } from '../test/support/exposition.js';
-import { startSidecarProcess, type SidecarProcess } from '../test/support/process.js';
+import { startSidecarProcess } from '../test/support/process.js';
 import { freePort } from '../test/support/prometheus.js';
 
 const { values } = parseArgs({

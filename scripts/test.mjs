@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// `npm test`: type-check, run the vitest suites and the Python plugin tests, then print
-// one closing line "tests: N passed, N failed, N skipped" over both runners. It says up front
-// which suites will be skipped for a missing tool (under CI=true a missing tool fails instead).
+// `npm test`: type-check, lint (typescript-eslint, counted as one check), run the vitest suites
+// and the Python plugin tests, lint the Python (pyflakes, one check), then print one closing line
+// "tests: N passed, N failed, N skipped" over all of them. It says up front which suites will be skipped for a missing tool (under
+// CI=true a missing tool fails instead).
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, existsSync, rmSync } from 'node:fs';
 
 const has = (command) => spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
 const run = (command, args, options = {}) => {
@@ -28,17 +29,24 @@ if (failed) {
   process.exit(1);
 }
 
+// Lint runs whatever the outcome, so one run shows both lint problems and test failures.
+const lintPassed = run('npx', ['eslint', '--max-warnings=0', '.']).status === 0;
+if (!lintPassed) console.error('npm test: lint failed (the problems are listed above; `npm run lint` repeats them)');
+
 mkdirSync('.tmp', { recursive: true });
 const vitestReport = '.tmp/vitest-report.json';
+rmSync(vitestReport, { force: true }); // a report left by an earlier run must not be counted
 const vitest = run('npx', ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestReport}`]);
-let passed = 0;
-let failures = vitest.status === 0 ? 0 : 1;
+let passed = lintPassed ? 1 : 0;
+let failures = lintPassed ? 0 : 1;
 let skipped = 0;
 if (existsSync(vitestReport)) {
   const report = JSON.parse(readFileSync(vitestReport, 'utf8'));
   passed += report.numPassedTests;
-  failures = report.numFailedTests + (vitest.status !== 0 && report.numFailedTests === 0 ? 1 : 0);
+  failures += report.numFailedTests + (vitest.status !== 0 && report.numFailedTests === 0 ? 1 : 0);
   skipped += report.numPendingTests + report.numTodoTests;
+} else if (vitest.status !== 0) {
+  failures += 1;
 }
 
 if (has('python3')) {

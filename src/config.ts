@@ -174,7 +174,7 @@ function parseFlags(argv: readonly string[]): Record<string, string | undefined>
     strict: true,
     allowPositionals: false,
   });
-  return values as Record<string, string | undefined>;
+  return values;
 }
 
 /** The value of a dotted key (`ingest.max-body-bytes`) in the parsed file; dashes may be underscores. */
@@ -210,7 +210,7 @@ function loadFile(path: string | undefined, readFile: (path: string) => string):
     const issue = result.error.issues[0];
     throw new ConfigError(`--config.file: ${path}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
   }
-  return result.data as FileSettings & Record<string, unknown>;
+  return result.data;
 }
 
 function resolveRaw(
@@ -327,7 +327,7 @@ export function loadConfig(inputs: ConfigInputs): Config {
     maxAgentSeries: get('metrics.max-series'),
     memory: { rssLimitBytes: get('memory.rss-limit-bytes'), heapLimitBytes: get('memory.heap-limit-bytes') },
     labels: labelRules(file),
-    buckets: { ...DEFAULT_BUCKETS, ...(file.buckets ?? {}) } as BucketSets,
+    buckets: { ...DEFAULT_BUCKETS, ...(file.buckets ?? {}) },
     logLevel: get('log.level'),
   });
 }

@@ -44,7 +44,7 @@ function original(frame: CallFrame): { url: string; line: number } {
   if (!sourceMaps.has(file)) {
     sourceMaps.set(file, existsSync(`${file}.map`) ? new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8')) as never) : undefined);
   }
-  const entry = sourceMaps.get(file)?.findEntry(frame.lineNumber, frame.columnNumber) as { originalSource?: string; originalLine?: number } | undefined;
+  const entry: { originalSource?: string; originalLine?: number } | undefined = sourceMaps.get(file)?.findEntry(frame.lineNumber, frame.columnNumber);
   if (entry?.originalSource === undefined || entry.originalLine === undefined) return fallback;
   const source = entry.originalSource.startsWith('file://') ? entry.originalSource : new URL(entry.originalSource, frame.url).href;
   return { url: source, line: entry.originalLine };

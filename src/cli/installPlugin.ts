@@ -197,7 +197,7 @@ function formattingLike(source: string): ToStringOptions {
 
 /** Add the plugin to `plugins.enabled` of a parsed config; returns false when already there. */
 function enableInDocument(doc: Document, file: string): boolean {
-  if (isNullScalar(doc.contents)) doc.contents = doc.createNode({}) as typeof doc.contents;
+  if (isNullScalar(doc.contents)) doc.contents = doc.createNode({});
   if (!isMap(doc.contents)) throw new InstallError(`${file}: the top level is not a mapping; refusing to edit it`);
   const plugins: unknown = doc.get('plugins', true);
   if (isNullScalar(plugins)) {

@@ -177,7 +177,10 @@ function guardedHandler(
     for (const [name, value] of Object.entries(config.headers)) response.setHeader(name, value);
     if (config.users.size === 0) return void app(request, response);
     checker.check(config.users, request.headers.authorization).then(
-      (ok) => (ok ? app(request, response) : unauthorized(response)),
+      (ok) => {
+        if (ok) app(request, response);
+        else unauthorized(response);
+      },
       (error: unknown) => {
         logger.error({ code: 'basic_auth_failed', error: error instanceof Error ? error.name : typeof error }, 'basic auth check failed');
         response.statusCode = 500;

@@ -1,6 +1,10 @@
 /** The real binary: start-up, endpoints, refusal of bad configuration, and graceful shutdown. */
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { hashSync } from 'bcryptjs';
 import { MAIN, startSidecarProcess } from '../support/process.js';
 
 const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
@@ -79,7 +83,6 @@ describe('graceful shutdown', () => {
   it('on SIGTERM under load, applies every event it answered 202 and exits 0', async () => {
     const sidecar = await startSidecarProcess();
     let accepted = 0;
-    let refused = 0;
     let sending = true;
     const sender = async (worker: number) => {
       for (let batch = 0; sending; batch += 1) {
@@ -93,7 +96,6 @@ describe('graceful shutdown', () => {
           else {
             expect(response.status).toBe(503);
             expect(response.headers.get('retry-after')).toBe('1');
-            refused += 1;
             await response.arrayBuffer();
           }
         } catch {
@@ -121,13 +123,9 @@ describe('graceful shutdown', () => {
 
 describe('--web.config.file', () => {
   it('puts basic auth in front of /metrics, and refuses to start on an invalid file', async () => {
-    const { mkdtempSync, writeFileSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const bcrypt = (await import('bcryptjs')).default;
     const dir = mkdtempSync(join(tmpdir(), 'sidecar-web-'));
     const file = join(dir, 'web.yml');
-    writeFileSync(file, `basic_auth_users:\n  prometheus: ${bcrypt.hashSync('scrape-me', 4)}\n`);
+    writeFileSync(file, `basic_auth_users:\n  prometheus: ${hashSync('scrape-me', 4)}\n`);
     const sidecar = await startSidecarProcess([`--web.config.file=${file}`]);
     try {
       const anonymous = await fetch(`${sidecar.web}/metrics`);

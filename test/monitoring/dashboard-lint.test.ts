@@ -123,7 +123,7 @@ describe('dashboard queries', () => {
       for (const name of ['instance', 'provider', 'model']) {
         const query = variable(json, name)?.query;
         if (query === undefined) continue;
-        expect(labelValuesSelector(String(query)), `${json.uid} ${name}`).toContain(JOB_MATCHER);
+        expect(labelValuesSelector(typeof query === 'string' ? query : JSON.stringify(query)), `${json.uid} ${name}`).toContain(JOB_MATCHER);
       }
     }
   });

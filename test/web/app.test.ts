@@ -9,7 +9,7 @@ import { series, parseSamples } from '../support/exposition.js';
 function webWith(options: { failCollect?: () => boolean; failRender?: () => boolean }) {
   const registry = createMetricsRegistry({ buckets: DEFAULT_BUCKETS, maxAgentSeries: 100, defaultMetrics: false });
   const errors: string[] = [];
-  const render = registry.render;
+  const render = () => registry.render();
   const app = createWebApp({
     registry: { ...registry, render: () => (options.failRender?.() === true ? Promise.reject(new Error('boom')) : render()) },
     telemetryPath: '/metrics',
