@@ -23,6 +23,7 @@ The envelope variant (``ctx.register_observer_hook``, seed 004) is optional: its
 receive one ``hook`` object whose ``payload`` is a read-only ``{"event": ..., "data": {...}}``.
 """
 
+import contextlib
 import importlib.util
 import inspect
 import os
@@ -59,7 +60,45 @@ KNOWN_HOOKS = frozenset({
     "on_stream_start", "on_stream_delta", "on_stream_end", "on_interim_message",
 })
 
+# hermes_cli/plugins.py VALID_HOOKS as stored for NousResearch/hermes-agent (read for this
+# harness; the July 2026 commit has no pre_auxiliary_call/post_auxiliary_call).
+HERMES_VALID_HOOKS = frozenset({
+    "pre_tool_call", "post_tool_call", "transform_terminal_output", "transform_tool_result",
+    "transform_llm_output", "pre_llm_call", "post_llm_call", "on_stream_start",
+    "on_stream_delta", "on_stream_end", "on_interim_message", "pre_verify", "pre_api_request",
+    "post_api_request", "api_request_error", "transform_api_error_classification",
+    "on_session_start", "on_session_end", "on_session_finalize", "on_session_reset",
+    "on_skill_lifecycle", "subagent_start", "subagent_stop", "pre_gateway_dispatch",
+    "agent_loop_stopped", "pre_approval_request", "post_approval_response",
+    "on_room_member_activity", "pre_transcription", "kanban_task_claimed",
+    "kanban_task_completed", "kanban_task_blocked", "on_kanban_worker_spawned",
+    "on_kanban_worker_exited", "on_kanban_worker_stale_claim", "on_kanban_task_updated",
+    "on_kanban_dispatch_tick", "gateway_platform_event", "pre_command",
+})
+
 _SKIPPED = object()
+
+
+@contextlib.contextmanager
+def host_hook_list(valid_hooks=HERMES_VALID_HOOKS):
+    """Expose ``hermes_cli.plugins.VALID_HOOKS`` the way a running Hermes does (the module is
+    in ``sys.modules``), for the duration of the block."""
+    saved = {name: sys.modules.get(name) for name in ("hermes_cli", "hermes_cli.plugins")}
+    package = types.ModuleType("hermes_cli")
+    package.__path__ = []
+    plugins = types.ModuleType("hermes_cli.plugins")
+    plugins.VALID_HOOKS = set(valid_hooks)
+    package.plugins = plugins
+    sys.modules["hermes_cli"] = package
+    sys.modules["hermes_cli.plugins"] = plugins
+    try:
+        yield plugins
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
 
 
 def _call_identity(kwargs):
@@ -257,11 +296,24 @@ class PluginContext(object):
     def __init__(self, manager, name, observer_hooks=False):
         self._manager = manager
         self.plugin_id = name
+        self.unload_callbacks = []
         if observer_hooks:
             self.register_observer_hook = self._register_observer_hook
 
     def register_hook(self, hook_name, callback):
         self._manager.add_hook(hook_name, callback)
+
+    def on_unload(self, callback):
+        """As ``PluginContext.on_unload`` in hermes_cli/plugins.py: run at unload, errors
+        logged, never raised."""
+        self.unload_callbacks.append(callback)
+
+    def unload(self):
+        for callback in reversed(self.unload_callbacks):
+            try:
+                callback()
+            except Exception as exc:
+                self._manager.failures.append(HookFailure("on_unload", callback, exc))
 
     def _register_observer_hook(self, event, callback):
         self._manager.add_observer_hook(event, callback)
@@ -291,5 +343,7 @@ def load_directory_plugin(plugin_dir, manager, observer_hooks=False):
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     spec.loader.exec_module(module)
-    module.register(PluginContext(manager, name, observer_hooks=observer_hooks))
+    context = PluginContext(manager, name, observer_hooks=observer_hooks)
+    module.register(context)
+    module.hermes_test_context = context  # lets a test unload it as Hermes would
     return module
