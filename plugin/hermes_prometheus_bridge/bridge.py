@@ -92,12 +92,12 @@ class Bridge(object):
         sidecar is known unreachable (back-off) or the sender is not running: Hermes is never
         held for a delivery that cannot happen.
         """
-        enqueue = self._enqueuer.enqueuer(_spec_for(HOOK_SPECS, hook, allowed))
+        enqueue = self._enqueuer.hook_callback(_spec_for(HOOK_SPECS, hook, allowed))
         sender_ref = self
         wait = min(self.config.flush_timeout, FINALIZE_WAIT_MAX)
 
         def callback(**kwargs):
-            enqueue(kwargs)
+            enqueue(**kwargs)
             sender = sender_ref._sender
             if sender.running and not sender.backing_off:
                 try:

@@ -1,19 +1,19 @@
-"""NDJSON lines for the sidecar: one ``json.dumps`` per batch, one line per event.
+"""NDJSON lines for the sidecar: one call into the C JSON encoder per batch.
 
-The sender thread shares the GIL with Hermes, so a batch is encoded with a single call into the
-C encoder instead of one call per event. The batch is a JSON array of envelopes whose first key
-is ``event``; the array's commas between envelopes are turned into newlines. ``},{"event":``
-cannot occur anywhere else: inside a JSON string every ``"`` is escaped, and ``data`` holds only
-scalars and the flat ``usage`` object, never a list of objects.
+The sender thread shares the GIL with Hermes, so the ``data`` objects of a batch are encoded in
+one ``encode`` of ``[{"data": ...}, ...]`` and split at ``}},{"data":``, which cannot occur
+anywhere else: inside a JSON string every ``"`` is escaped, and ``data`` holds only scalars and
+the flat ``usage`` object. Each line is then the event's constant envelope text (per hook and
+instance, formatted once) with ``observed_at``, ``seq`` and the data text filled in.
 """
 
 import json
 
 from .fields import clean_data
 
-_BOUNDARY = '},{"event":'
-_NEWLINE_BOUNDARY = '}\n{"event":'
-_encode_batch = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
+_DATA_BOUNDARY = '}},{"data":'
+_encode_batch = json.JSONEncoder(allow_nan=False, separators=(",", ":"),
+                                 check_circular=False).encode
 
 
 def encode_event(hook, observed_at, instance, seq, data):
@@ -25,13 +25,26 @@ def encode_event(hook, observed_at, instance, seq, data):
     })
 
 
-def encode_batch(envelopes):
-    """The lines of a list of envelope dicts (``event`` first), or raise ``ValueError`` /
-    ``TypeError`` when any of them cannot be encoded."""
-    if not envelopes:
+def line_template(hook, instance):
+    """The envelope of one hook's lines: ``template % (observed_at, seq, data_text)``.
+
+    ``%r`` of a float is ``float.__repr__``, what the JSON encoder writes; hook names and the
+    instance id are identifiers (no escaping needed), checked here.
+    """
+    for text in (hook, instance):
+        if not text.replace("_", "").isalnum() or not text.isascii():
+            raise ValueError("not an identifier: %r" % (text,))
+    return ('{"event":"%s","observed_at":%%r,"instance":"%s","seq":%%d,"data":%%s}}'
+            % (hook, instance))
+
+
+def encode_data_texts(datas):
+    """The JSON text of each ``data`` dict, without its closing brace, or raise ``ValueError``
+    / ``TypeError`` when any of them cannot be encoded."""
+    if not datas:
         return []
-    text = _encode_batch(envelopes)
-    return text[1:-1].replace(_BOUNDARY, _NEWLINE_BOUNDARY).split("\n")
+    text = _encode_batch([{"data": data} for data in datas])
+    return text[9:-3].split(_DATA_BOUNDARY)
 
 
 def encode_json(value):

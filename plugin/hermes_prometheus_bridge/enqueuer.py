@@ -28,8 +28,8 @@ class Enqueuer(object):
         self._counters = counters
         self._wake = wake  # set when a full batch is waiting: the sender need not wait
 
-    def enqueuer(self, spec):
-        """``enqueue(mapping)`` for one hook: the one body both callback shapes call."""
+    def hook_callback(self, spec):
+        """The ``**kwargs`` callback of one hook: the one body every callback shape runs."""
         queue = self.queue
         append = queue.append
         capacity = self.capacity
@@ -42,13 +42,13 @@ class Enqueuer(object):
         usage_at = spec.usage_at
         hook = spec.hook
 
-        def enqueue(source):
+        def callback(**kwargs):
             try:
                 depth = len(queue)
                 if depth >= capacity:
                     drop(hook, QUEUE_FULL)
                     return
-                values = list(map(source.get, names, missings))
+                values = list(map(kwargs.get, names, missings))
                 if usage_at >= 0 and type(values[usage_at]) is dict:
                     # Hermes may reuse its dict; what is sent is what the hook saw.
                     values[usage_at] = dict(values[usage_at])
@@ -59,29 +59,26 @@ class Enqueuer(object):
                 # Never raise into Hermes. (KeyboardInterrupt is left alone on purpose.)
                 drop(hook, CALLBACK_ERROR)
 
-        return enqueue
-
-    def hook_callback(self, spec):
-        """A ``**kwargs`` callback for a flat Hermes hook (``ctx.register_hook``)."""
-        enqueue = self.enqueuer(spec)
-
-        def callback(**kwargs):
-            enqueue(kwargs)
-
         callback.__name__ = "bridge_" + spec.hook
         return callback
 
     def observer_callback(self, spec):
-        """A callback for the envelope variant: fields come from ``hook.payload["data"]``."""
-        enqueue = self.enqueuer(spec)
-        empty = {}
+        """A callback for the envelope variant: fields come from ``hook.payload["data"]``,
+        passed to the same body as keyword arguments."""
+        body = self.hook_callback(spec)
+        drop = self._counters.drop
+        names = spec.sources
+        hook_name = spec.hook
 
         def callback(hook, *_args, **_kwargs):
             try:
                 data = hook.payload.get("data")
+                if data is None:
+                    data = {}
+                # Only the names the contract lists are passed on (absent ones as MISSING).
+                body(**{name: data.get(name, MISSING) for name in names})
             except Exception:
-                data = None  # an odd envelope still counts as one event of this name
-            enqueue(empty if data is None else data)
+                drop(hook_name, CALLBACK_ERROR)
 
         callback.__name__ = "bridge_observer_" + spec.hook
         return callback

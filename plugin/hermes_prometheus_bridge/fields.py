@@ -159,8 +159,8 @@ def event_data(plain, transforms, values):
     built-in types handled inline: this runs for every field of every event on the sender
     thread, which shares the GIL with Hermes), then each transform reads its own value.
 
-    ``MISSING`` values (absent keyword arguments) and values that cannot be made JSON-safe are
-    left out; ``None`` is kept (Hermes passes it on purpose, e.g. ``first_chunk_at``).
+    Absent keyword arguments (``MISSING``), ``None`` (every sidecar reader treats null as
+    absent, so it is not worth its bytes) and values that cannot be made JSON-safe are left out.
     """
     data = {}
     isfinite = math.isfinite
@@ -175,9 +175,9 @@ def event_data(plain, transforms, values):
         elif kind is float:
             if not isfinite(value):
                 continue
-        elif value is MISSING:
+        elif value is MISSING or value is None:
             continue
-        elif value is not None and kind is not bool:
+        elif kind is not bool:
             value = clean_scalar(value)
             if value is MISSING:
                 continue
@@ -186,7 +186,7 @@ def event_data(plain, transforms, values):
         value = values[index]
         if value is not MISSING:
             value = transform(value)
-            if value is not MISSING:
+            if value is not MISSING and value is not None:
                 data[key] = value
     return data
 

@@ -14,7 +14,7 @@ import threading
 import time
 
 from . import drops
-from .encoding import encode_batch, encode_event
+from .encoding import encode_data_texts, encode_event, line_template
 from .fields import compiled_transforms, event_data
 from .retry_buffer import LINE, SEQ
 from .transport import DELIVERED, RETRY
@@ -165,6 +165,7 @@ class Sender(object):
         self._consecutive_failures = 0
         self._retry_at = 0.0
         self._connection.close()
+        self._compiled = {}  # line templates carry the instance id, which changes
         for key in self.delivery:
             self.delivery[key] = 0
         return was_running
@@ -229,40 +230,45 @@ class Sender(object):
             time.sleep(0)  # let waiting agent threads have the GIL during a long backlog
 
     def _encode_events(self, taken):
-        instance = self.instance
-        envelopes = []
+        """``[(seq, hook, line), ...]`` for events taken off the queue, numbered in order."""
+        hooks, templates, stamps, datas = [], [], [], []
+        compiled_for = self._compiled
         for spec, observed_at, values in taken:
-            compiled = self._compiled.get(spec)
+            compiled = compiled_for.get(spec)
             if compiled is None:
-                compiled = self._compiled[spec] = (
-                    compiled_transforms(spec), dict(spec.private).get("base_url", -1))
+                compiled = compiled_for[spec] = self._compile(spec)
             data = event_data(spec.plain, compiled[0], values)
-            if compiled[1] >= 0 and spec.usage_at >= 0:
+            if compiled[1] >= 0:
                 self._add_cost(values[compiled[1]], values[spec.usage_at], data)
-            envelopes.append({"event": spec.hook, "observed_at": observed_at,
-                              "instance": instance, "seq": 0, "data": data})
+            hooks.append(spec.hook)
+            templates.append(compiled[2])
+            stamps.append(observed_at)
+            datas.append(data)
         if self._encode is None:
-            for offset, envelope in enumerate(envelopes):
-                envelope["seq"] = self._next_seq + offset
             try:
-                lines = encode_batch(envelopes)
+                texts = encode_data_texts(datas)
             except (TypeError, ValueError):
-                lines = None  # one event cannot be encoded: find it, one by one
-            if lines is not None and len(lines) == len(envelopes):
+                texts = ()  # one event cannot be encoded: find it, one by one
+            if len(texts) == len(datas):
                 first = self._next_seq
-                self._next_seq += len(envelopes)
-                return [(first + index, envelope["event"], line)
-                        for index, (envelope, line) in enumerate(zip(envelopes, lines))]
-        return self._encode_one_by_one(envelopes)
+                self._next_seq = first + len(texts)
+                return [(first + index, hook, template % (stamp, first + index, text))
+                        for index, (hook, template, stamp, text)
+                        in enumerate(zip(hooks, templates, stamps, texts))]
+        return self._encode_one_by_one(hooks, stamps, datas)
 
-    def _encode_one_by_one(self, envelopes):
+    def _compile(self, spec):
+        """What the sender needs of a hook: its transforms, the value index of ``base_url``
+        when the hook is priced (else -1), and its line template for this instance."""
+        base_url_at = dict(spec.private).get("base_url", -1) if spec.usage_at >= 0 else -1
+        return compiled_transforms(spec), base_url_at, line_template(spec.hook, self.instance)
+
+    def _encode_one_by_one(self, hooks, stamps, datas):
         encode = self._encode or encode_event
         encoded = []
-        for envelope in envelopes:
-            hook = envelope["event"]
+        for hook, stamp, data in zip(hooks, stamps, datas):
             try:
-                line = encode(hook, envelope["observed_at"], envelope["instance"],
-                              self._next_seq, envelope["data"])
+                line = encode(hook, stamp, self.instance, self._next_seq, data)
                 if isinstance(line, bytes):
                     line = line.decode("ascii")
             except Exception:

@@ -42,7 +42,8 @@ EXPECTED = {
                 retry_count=0, max_retries=3, retryable=True, reason="rate_limit",
                 error_type="RateLimitError"),
     "A.10": TOOL_IDS,
-    "A.11": dict(TOOL_IDS, duration_ms=3412, status="ok", error_type=None),
+    # null is not sent: every sidecar reader treats it as absent (error_type=None here).
+    "A.11": dict(TOOL_IDS, duration_ms=3412, status="ok"),
     "A.11-error": dict(TOOL_IDS, duration_ms=3412, status="error", error_type="tool_error"),
     "A.11-blocked": dict(TOOL_IDS, duration_ms=0, status="blocked", error_type="plugin_block"),
     "A.11-timeout": dict(TOOL_IDS, duration_ms=420000, status="timeout",
@@ -55,7 +56,7 @@ EXPECTED = {
              "child_status": "completed", "duration_ms": 41270},
     "A.17-pre": AUX,
     "A.17-post": dict(AUX, api_duration=0.912, started_at=1789862420.100, finish_reason="stop",
-                      usage=AUX_USAGE, error=False, error_type=None, retry_count=0),
+                      usage=AUX_USAGE, error=False, retry_count=0),
 }
 
 # None for an envelope event the plugin does not register (agent_start: no sidecar use).

@@ -40,7 +40,7 @@ class OddValuesTest(unittest.TestCase):
             "post_api_request",
             assistant_message=NotSerializable(),   # never read
             response={"assistant_message": NotSerializable()},
-            usage=None,                            # "no usage" is forwarded as null
+            usage=None,                            # null: not sent (the sidecar reads it as absent)
             model=b"anthropic/claude",             # bytes: dropped
             provider={"name": "openrouter"},       # nested object: dropped
             turn_id=["t_1"],                       # list: dropped
@@ -48,13 +48,11 @@ class OddValuesTest(unittest.TestCase):
             started_at=float("inf"),               # inf: dropped
             api_request_id="m" * 10000,            # huge string: truncated
             finish_reason=Color.RED,               # str enum: its value
-            first_chunk_at=None,
+            first_chunk_at=None,                   # null: not sent
         )
         self.assertEqual(data, {
-            "usage": None,
             "api_request_id": "m" * fields.MAX_STRING_CHARS,
             "finish_reason": "red",
-            "first_chunk_at": None,
         })
         data = self.send(
             "post_tool_call",
