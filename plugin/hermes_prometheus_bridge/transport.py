@@ -1,15 +1,16 @@
 """NDJSON POSTs to the sidecar, classified as delivered, permanently refused or retry.
 
-``http.client`` is used directly: no proxy environment variables are consulted (a loopback
-sidecar must never be reached through ``HTTP_PROXY``), and a status code is a value rather than
-an exception. :class:`Connection` keeps one keep-alive connection for the sender thread, so a
-batch costs one request, not a TCP handshake as well.
+No proxy environment variables are consulted (a loopback sidecar must never be reached through
+``HTTP_PROXY``), and a status code is a value rather than an exception. :class:`Connection`
+keeps one keep-alive connection for the sender thread, so a batch costs one request, not a TCP
+handshake as well.
 """
 
 import email.utils
-import http.client
 import json
 import math
+import socket
+import ssl
 import time
 from collections import namedtuple
 from urllib.parse import urlsplit
@@ -92,90 +93,162 @@ def classify(status, retry_after_header, body):
     return Outcome(REFUSED, status, None, None, None, None)
 
 
-def post_ndjson(endpoint, body, token, timeout):
-    """POST ``body`` (NDJSON bytes); connection errors and timeouts are ``RETRY`` outcomes."""
-    connection_class = (
-        http.client.HTTPSConnection if endpoint.scheme == "https" else http.client.HTTPConnection
-    )
-    headers = {
-        "Content-Type": "application/x-ndjson",
-        "Content-Length": str(len(body)),
-        "Connection": "close",
-        "User-Agent": "hermes-prometheus-bridge",
-    }
-    if token:
-        headers["Authorization"] = "Bearer " + token
-    connection = connection_class(endpoint.host, endpoint.port, timeout=timeout)
-    try:
-        connection.request("POST", endpoint.path, body=body, headers=headers)
-        response = connection.getresponse()
-        answer = response.read(_MAX_RESPONSE_BYTES)
-        return classify(response.status, response.getheader("Retry-After"), answer)
-    except Exception as exc:  # refused, reset, timed out, TLS, malformed answer: all transient
-        return Outcome(RETRY, None, None, None, None, type(exc).__name__)
-    finally:
-        connection.close()
-
-
 # What a request on a keep-alive connection the server already closed fails with (never a
 # timeout: a hung sidecar must cost one timeout, not two).
 _STALE_CONNECTION_ERRORS = frozenset({
     "RemoteDisconnected", "BrokenPipeError", "ConnectionResetError", "ConnectionAbortedError",
 })
+# Bytes of response head (status line and headers) read at most.
+_MAX_HEAD_BYTES = 16384
+
+
+class RemoteDisconnected(ConnectionError):
+    """The server closed the connection before it answered."""
+
+
+class BadResponse(ValueError):
+    """The answer is not HTTP/1.x as the plugin understands it."""
 
 
 class Connection(object):
-    """One reusable connection to the sidecar (sender thread only).
+    """One reusable HTTP/1.1 connection to the sidecar (sender thread only).
 
-    A request on a connection the server closed while idle fails before anything was
-    processed; it is retried once at once on a fresh connection. Any other failure closes the
-    connection and is a ``RETRY`` outcome for the caller's back-off.
+    A deliberately small client: one ``sendmsg`` of head and body, a response parsed from the
+    status line, ``Content-Length`` / ``Transfer-Encoding: chunked``, ``Connection`` and
+    ``Retry-After``. ``http.client`` costs ~0.3 ms of CPU per request in header parsing alone,
+    paid on the thread that shares the GIL with Hermes. A request on a connection the server
+    closed while idle fails before anything was processed; it is retried once on a fresh
+    connection. Any other failure closes the connection and is a ``RETRY`` outcome.
     """
 
     def __init__(self, endpoint, token):
         self.endpoint = endpoint
-        self._connection_class = (
-            http.client.HTTPSConnection if endpoint.scheme == "https"
-            else http.client.HTTPConnection)
-        self._headers = {
-            "Content-Type": "application/x-ndjson",
-            "User-Agent": "hermes-prometheus-bridge",
-        }
+        head = [
+            "POST %s HTTP/1.1" % endpoint.path,
+            "Host: %s:%d" % (endpoint.host, endpoint.port),
+            "Content-Type: application/x-ndjson",
+            "User-Agent: hermes-prometheus-bridge",
+        ]
         if token:
-            self._headers["Authorization"] = "Bearer " + token
-        self._connection = None
+            head.append("Authorization: Bearer " + token)
+        self._head = ("\r\n".join(head).replace("%", "%%")
+                      + "\r\nContent-Length: %d\r\n\r\n").encode("latin-1")
+        self._sock = None
+        self._ssl_context = None
 
     def post(self, body, timeout):
-        reused = self._connection is not None
+        reused = self._sock is not None
         outcome = self._attempt(body, timeout)
         if reused and outcome.error in _STALE_CONNECTION_ERRORS:
             outcome = self._attempt(body, timeout)  # the idle connection had been closed
         return outcome
 
     def close(self):
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
+        if self._sock is not None:
+            try:
+                self._sock.close()
+            finally:
+                self._sock = None
+
+    def _connect(self, timeout):
+        sock = socket.create_connection((self.endpoint.host, self.endpoint.port), timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.endpoint.scheme == "https":
+            if self._ssl_context is None:
+                self._ssl_context = ssl.create_default_context()
+            sock = self._ssl_context.wrap_socket(sock, server_hostname=self.endpoint.host)
+        return sock
 
     def _attempt(self, body, timeout):
-        connection = self._connection
-        if connection is None:
-            connection = self._connection = self._connection_class(
-                self.endpoint.host, self.endpoint.port, timeout=timeout)
-        else:
-            connection.timeout = timeout
-            if connection.sock is not None:
-                connection.sock.settimeout(timeout)
         try:
-            headers = dict(self._headers)
-            headers["Content-Length"] = str(len(body))
-            connection.request("POST", self.endpoint.path, body=body, headers=headers)
-            response = connection.getresponse()
-            answer = response.read(_MAX_RESPONSE_BYTES)
-            if response.will_close or not response.isclosed():
-                # Closed by the server, or an answer longer than we read: start afresh.
+            if self._sock is None:
+                self._sock = self._connect(timeout)
+            sock = self._sock
+            sock.settimeout(timeout)
+            head = self._head % len(body)
+            if isinstance(sock, ssl.SSLSocket):
+                sock.sendall(head + body)
+            else:
+                _send_all(sock, head, body)
+            status, headers, answer = _read_response(sock)
+            if headers.get("connection", "").lower() == "close":
                 self.close()
-            return classify(response.status, response.getheader("Retry-After"), answer)
+            return classify(status, headers.get("retry-after"), answer)
         except Exception as exc:  # refused, reset, timed out, TLS, malformed answer: transient
             self.close()
             return Outcome(RETRY, None, None, None, None, type(exc).__name__)
+
+
+def _send_all(sock, head, body):
+    """Head and body in one ``sendmsg`` (no copy of the body), then whatever is left."""
+    sent = sock.sendmsg([head, body])
+    if sent < len(head):
+        sock.sendall(head[sent:])
+        sock.sendall(body)
+    elif sent < len(head) + len(body):
+        sock.sendall(memoryview(body)[sent - len(head):])
+
+
+def _read_response(sock):
+    """``(status, {lower-case header: value}, body bytes up to _MAX_RESPONSE_BYTES)``."""
+    buffer = b""
+    while True:
+        end = buffer.find(b"\r\n\r\n")
+        if end >= 0:
+            break
+        if len(buffer) > _MAX_HEAD_BYTES:
+            raise BadResponse("response head too long")
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise RemoteDisconnected("closed before the answer")
+        buffer += chunk
+    lines = buffer[:end].decode("latin-1").split("\r\n")
+    rest = buffer[end + 4:]
+    version, _, remainder = lines[0].partition(" ")
+    if not version.startswith("HTTP/1."):
+        raise BadResponse("not HTTP/1.x")
+    status = int(remainder[:3])
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        body = _read_chunked(sock, rest)
+    elif "content-length" in headers:
+        length = int(headers["content-length"])
+        body = _read_exactly(sock, rest, length)
+    elif status in (204, 304) or 100 <= status < 200:
+        body = b""
+    else:
+        headers["connection"] = "close"  # length unknown: the body ends at close
+        body = _read_exactly(sock, rest, _MAX_RESPONSE_BYTES, until_close=True)
+    return status, headers, body[:_MAX_RESPONSE_BYTES]
+
+
+def _read_exactly(sock, buffer, length, until_close=False):
+    while len(buffer) < length:
+        chunk = sock.recv(min(65536, length - len(buffer)))
+        if not chunk:
+            if until_close:
+                return buffer
+            raise RemoteDisconnected("closed inside the answer")
+        buffer += chunk
+    return buffer
+
+
+def _read_chunked(sock, buffer):
+    body = b""
+    while True:
+        while b"\r\n" not in buffer:
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise RemoteDisconnected("closed inside a chunk")
+            buffer += chunk
+        size_line, _, buffer = buffer.partition(b"\r\n")
+        size = int(size_line.split(b";")[0], 16)
+        buffer = _read_exactly(sock, buffer, size + 2)
+        if size == 0:
+            return body
+        if len(body) < _MAX_RESPONSE_BYTES:
+            body += buffer[:size]
+        buffer = buffer[size + 2:]

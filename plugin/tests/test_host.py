@@ -294,3 +294,83 @@ class CostTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RawServer(object):
+    """A loopback server answering each request with the next scripted raw response; the
+    script item ``"close"`` closes the connection instead (an idle keep-alive timeout)."""
+
+    def __init__(self, script):
+        import socket
+        self.script = list(script)
+        self.requests = []
+        self.connections = 0
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.url = "http://127.0.0.1:%d/v1/events?x=%%20" % self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while self.script:
+            try:
+                connection, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            with connection:
+                while self.script:
+                    data = b""
+                    while b"\r\n\r\n" not in data:
+                        chunk = connection.recv(65536)
+                        if not chunk:
+                            break
+                        data += chunk
+                    if not data:
+                        break
+                    head, _, body = data.partition(b"\r\n\r\n")
+                    length = int([line.split(b":")[1] for line in head.split(b"\r\n")
+                                  if line.lower().startswith(b"content-length")][0])
+                    while len(body) < length:
+                        body += connection.recv(65536)
+                    answer = self.script.pop(0)
+                    if answer == "close":
+                        break
+                    self.requests.append((head.split(b"\r\n")[0], body))
+                    connection.sendall(answer)
+
+    def close(self):
+        self.sock.close()
+
+
+class TransportTest(unittest.TestCase):
+    def post(self, server, body=b'{"x":1}\n', times=1):
+        transport = __import__("hermes_prometheus_bridge.transport", fromlist=["Connection"])
+        connection = transport.Connection(transport.parse_endpoint(server.url), "tok")
+        self.addCleanup(connection.close)
+        return [connection.post(body, 2.0) for _ in range(times)]
+
+    def test_chunked_and_keep_alive_answers_are_read_and_the_connection_reused(self):
+        pieces = [b'{"accepted"', b':1,"x":0', b"}"]
+        chunked = b"HTTP/1.1 202 Accepted\r\nTransfer-Encoding: chunked\r\n\r\n" + b"".join(
+            b"%x;ext=1\r\n%s\r\n" % (len(piece), piece) for piece in pieces) + b"0\r\n\r\n"
+        plain = (b"HTTP/1.1 202 Accepted\r\nContent-Length: 14\r\n\r\n{\"accepted\":1}")
+        server = RawServer([chunked, plain])
+        self.addCleanup(server.close)
+        outcomes = self.post(server, times=2)
+        self.assertEqual([(o.kind, o.status, o.accepted) for o in outcomes],
+                         [("delivered", 202, 1), ("delivered", 202, 1)])
+        self.assertEqual(server.connections, 1)
+        self.assertEqual(server.requests[0][0], b"POST /v1/events?x=%20 HTTP/1.1")
+
+    def test_a_connection_closed_while_idle_is_replaced_without_a_retry_outcome(self):
+        plain = b"HTTP/1.1 202 Accepted\r\nContent-Length: 14\r\n\r\n{\"accepted\":1}"
+        retry = b"HTTP/1.1 503 Busy\r\nRetry-After: 2\r\nContent-Length: 0\r\n\r\n"
+        server = RawServer([plain, "close", plain, retry])
+        self.addCleanup(server.close)
+        outcomes = self.post(server, times=3)
+        self.assertEqual([(o.kind, o.status) for o in outcomes],
+                         [("delivered", 202), ("delivered", 202), ("retry", 503)])
+        self.assertEqual(outcomes[2].retry_after, 2.0)
+        self.assertEqual(len(server.requests), 3)  # each body processed once
+        self.assertEqual(server.connections, 2)
