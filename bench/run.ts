@@ -12,6 +12,7 @@
  *   scrape       /metrics at 1k/5k/20k series, event-loop lag of a scrape under ingest load
  *   memory       RSS and heap per live series (fresh --expose-gc children)
  *   plugin       bench/plugin_callback.py's table, when present
+ *   hostcpu      the plugin's whole-process CPU vs in-process prometheus_client (plugin_host_cpu.py)
  *   freshness    Python hook call → visible on /metrics (bench/freshness.py)
  *
  * Every ratio is measured side by side in the same run; absolute figures are printed too.
@@ -22,6 +23,7 @@ import os from 'node:os';
 import { fmt, machine, MAIN, ROOT, table, type RunOptions, type SectionResult } from './lib.js';
 import { aggregationSection, prepareStream } from './sections/aggregation.js';
 import { freshnessSection } from './sections/freshness.js';
+import { hostCpuSection } from './sections/hostcpu.js';
 import { ingestSection } from './sections/ingest.js';
 import { memorySection } from './sections/memory.js';
 import { pluginSection } from './sections/plugin.js';
@@ -77,6 +79,7 @@ await section('ingest', '2. HTTP ingest end to end', async () => {
 await section('scrape', '3. Scrape', () => scrapeSection(options));
 await section('memory', '4. Memory', () => memorySection(options, idleRssBytes));
 await section('plugin', '5. Plugin side', () => pluginSection(options));
+await section('hostcpu', '5b. Plugin host CPU', () => hostCpuSection(options));
 await section('freshness', '6. Freshness', () => freshnessSection(options));
 
 const elapsed = (Date.now() - started) / 1000;
@@ -104,7 +107,7 @@ function resultsMarkdown(): string {
       ? `npm run bench\` (\`${process.env.npm_lifecycle_script}`
       : `${process.env.npm_command === 'exec' ? 'npx ' : ''}tsx bench/run.ts${args.length > 0 ? ` ${args.join(' ')}` : ''}`;
   const targets = sections.flatMap((result) => result.targets);
-  const order = ['aggregation', 'ingest', 'scrape', 'memory', 'plugin', 'freshness', 'profile'];
+  const order = ['aggregation', 'ingest', 'scrape', 'memory', 'plugin', 'hostcpu', 'freshness', 'profile'];
   const ordered = [...sections].sort((a, b) => order.indexOf(a.key) - order.indexOf(b.key));
   return [
     '# Benchmark results',
