@@ -24,7 +24,7 @@ export function buildSidecar(options: BuildOptions = {}): Sidecar {
 
 /** Decodes an NDJSON body exactly as the ingest route does and applies it; returns the event count. */
 export function applyNdjson(sidecar: Sidecar, body: Buffer): number {
-  const decoded = decodeBody(body, { format: 'ndjson', maxEvents: 100_000, source: 'plugin', arrivedAt: Date.now() / 1000 });
+  const decoded = decodeBody(body, { format: 'ndjson', maxEvents: 100_000, arrivedAt: Date.now() / 1000 });
   sidecar.dispatcher.applyBatch(decoded.events);
   return decoded.events.length;
 }

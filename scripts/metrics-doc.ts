@@ -4,7 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CATALOGUE, DEFAULT_BUCKETS } from '../src/metrics/catalogue.js';
+import { CATALOGUE, closedValues, DEFAULT_BUCKETS, INFO, OPEN, type LabelValues, type MetricSpec } from '../src/metrics/catalogue.js';
 import { DEFAULT_LABEL_CAPS } from '../src/metrics/labels.js';
 
 const SECTIONS: [string, string][] = [
@@ -13,7 +13,24 @@ const SECTIONS: [string, string][] = [
   ['self', 'Sidecar self-metrics'],
 ];
 
+const code = (text: string): string => `\`${text}\``;
+
+function describeValues(label: string, values: LabelValues): string {
+  if (values === OPEN) return `open: from Hermes, at most ${String(DEFAULT_LABEL_CAPS[label as keyof typeof DEFAULT_LABEL_CAPS])} values (then \`other\`)`;
+  if (values === INFO) return 'build information';
+  if ('derived' in values) return values.description;
+  return (closedValues(values) ?? []).map(code).join(', ');
+}
+
+function labelRows(spec: MetricSpec): string[] {
+  return spec.labelNames.map((label) => {
+    const values = spec.labels[label];
+    return `| ${code(spec.name)} | ${code(label)} | ${values === undefined ? '' : describeValues(label, values)} |`;
+  });
+}
+
 export function renderMetricsDoc(): string {
+  const specs: MetricSpec[] = Object.values(CATALOGUE);
   const lines = [
     '# Metrics',
     '',
@@ -21,22 +38,26 @@ export function renderMetricsDoc(): string {
     '',
     'Every metric the sidecar exports, besides prom-client\'s `process_*` and `nodejs_*` defaults.',
     'Labels are always set: a missing value is `unknown`, a value outside a closed set is `other`.',
+    'The pipeline\'s own counters whose labels are all closed start at 0 for every combination of values.',
     '',
   ];
   for (const [scope, title] of SECTIONS) {
     lines.push(`## ${title}`, '', '| metric | type | labels | buckets | meaning |', '|---|---|---|---|---|');
-    for (const spec of Object.values(CATALOGUE)) {
+    for (const spec of specs) {
       if (spec.scope !== scope) continue;
-      const labels = spec.labelNames.length === 0 ? '—' : spec.labelNames.map((label) => `\`${label}\``).join(', ');
-      const buckets = 'buckets' in spec ? `\`${spec.buckets}\`` : '';
-      lines.push(`| \`${spec.name}\` | ${spec.type} | ${labels} | ${buckets} | ${spec.help} |`);
+      const labels = spec.labelNames.length === 0 ? '—' : spec.labelNames.map(code).join(', ');
+      const buckets = spec.buckets === undefined ? '' : code(spec.buckets);
+      lines.push(`| ${code(spec.name)} | ${spec.type} | ${labels} | ${buckets} | ${spec.help} |`);
     }
     lines.push('');
   }
-  lines.push('## Bucket sets', '', '| name | upper bounds |', '|---|---|');
-  for (const [name, bounds] of Object.entries(DEFAULT_BUCKETS)) lines.push(`| \`${name}\` | ${bounds.join(', ')} |`);
+  lines.push('## Label values', '', 'Closed sets are declared once, in the catalogue; open labels pass the cardinality guard.', '');
+  lines.push('| metric | label | values |', '|---|---|---|');
+  for (const spec of specs) lines.push(...labelRows(spec));
+  lines.push('', '## Bucket sets', '', '| name | upper bounds |', '|---|---|');
+  for (const [name, bounds] of Object.entries(DEFAULT_BUCKETS)) lines.push(`| ${code(name)} | ${bounds.join(', ')} |`);
   lines.push('', '## Label caps (cardinality guard)', '', '| label | default cap |', '|---|---|');
-  for (const [label, cap] of Object.entries(DEFAULT_LABEL_CAPS)) lines.push(`| \`${label}\` | ${cap} |`);
+  for (const [label, cap] of Object.entries(DEFAULT_LABEL_CAPS)) lines.push(`| ${code(label)} | ${cap} |`);
   lines.push('');
   return lines.join('\n');
 }

@@ -6,15 +6,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import type { Config, ListenAddress } from './config.js';
-import { ERRORS } from './errors.js';
 import { createIngestApp, type IngestAppOptions } from './ingest/app.js';
 import { createWebApp } from './web/app.js';
-import { MAPPED_EVENTS } from './contract/hooks.js';
-import { CATALOGUE } from './metrics/catalogue.js';
-import { OPEN_LABELS } from './metrics/labels.js';
-import { DROP_REASONS } from './correlate/recorders/delivery.js';
-import { SPAN_KINDS } from './correlate/recorders/index.js';
-import { createMetricsRegistry, type Metrics, type MetricsRegistry } from './metrics/registry.js';
+import { createMetricsRegistry, metricsOwnedBy, type Metrics, type MetricsRegistry } from './metrics/registry.js';
 import { createEventPipeline } from './correlate/assemble.js';
 import type { Dispatcher } from './correlate/dispatcher.js';
 import { Ingestor } from './ingest/ingestor.js';
@@ -22,7 +16,7 @@ import { MemoryGuard, processMemory, type MemoryProbe } from './ingest/memory.js
 import { IngestQueue } from './ingest/queue.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Logger } from './log.js';
-import { VERSION } from './version.js';
+import { REVISION, VERSION } from './version.js';
 
 export interface SidecarDeps {
   readonly logger: Logger;
@@ -49,27 +43,16 @@ export interface Sidecar {
 }
 
 /**
- * Closed-set self-metric and delivery series start at 0, so rate() and increase() see the first
- * refusal or drop instead of a series that appears out of nowhere.
+ * The sidecar's own failures are logged with name, message and stack frames. A SyntaxError's
+ * message can quote the text being parsed (V8 quotes JSON input), so it is left out: no event
+ * content ever reaches a log line.
  */
-function zeroSelfMetrics(metrics: Metrics): void {
-  for (const reason of new Set(Object.values(ERRORS).map((error) => error.rejected))) {
-    if (reason !== undefined) metrics.eventsRejected.inc({ reason }, 0);
-  }
-  for (const reason of ['invalid_event', 'unknown_shape']) metrics.eventsRejected.inc({ reason }, 0);
-  for (const reason of ['queue_full', 'shutdown', 'internal_error']) metrics.eventsDropped.inc({ reason }, 0);
-  for (const kind of SPAN_KINDS) metrics.orphanedSpans.inc({ kind }, 0);
-  for (const table of ['plugin_instances', 'sessions']) metrics.stateEvictions.inc({ table }, 0);
-  for (const stage of ['collect', 'render']) metrics.scrapeErrors.inc({ stage }, 0);
-  for (const label of OPEN_LABELS) metrics.labelOverflow.inc({ label }, 0);
-  for (const spec of Object.values(CATALOGUE)) if (spec.scope === 'agent') metrics.seriesOverflow.inc({ metric: spec.name }, 0);
-  for (const hook of MAPPED_EVENTS) {
-    if (hook === 'plugin_heartbeat') continue;
-    for (const reason of DROP_REASONS) metrics.pluginCallbacksDropped.inc({ hook, reason }, 0);
-  }
+export function errorFields(error: unknown): { error: Record<string, unknown> } {
+  if (!(error instanceof Error)) return { error: { name: typeof error } };
+  const frames = (error.stack ?? '').split('\n').filter((line) => line.startsWith('    at ')).map((line) => line.trim());
+  const message = error instanceof SyntaxError ? undefined : error.message;
+  return { error: { name: error.name, ...(message === undefined ? {} : { message }), stack: frames } };
 }
-
-const errorName = (error: unknown): string => (error instanceof Error ? error.name : typeof error);
 
 export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
   const clock = deps.clock ?? systemClock;
@@ -81,18 +64,15 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
   });
   const { metrics } = registry;
   const pipeline = createEventPipeline(config, metrics, clock, (error) =>
-    logger.error({ code: 'apply_failed', error: errorName(error) }, 'applying an event failed'),
+    logger.error({ code: 'apply_failed', ...errorFields(error) }, 'applying an event failed'),
   );
-  const { dispatcher, instances } = pipeline;
+  const { dispatcher } = pipeline;
   const queue = new IngestQueue(config.ingest.queueCapacity);
-  const ingestor = new Ingestor(queue, dispatcher, metrics);
+  const ingestor = new Ingestor(queue, dispatcher, metricsOwnedBy(metrics, 'ingest/ingestor'));
   const onInternalError = (error: unknown) =>
-    logger.error({ code: 'internal', error: errorName(error) }, 'request failed');
+    logger.error({ code: 'internal', ...errorFields(error) }, 'request failed');
 
-  metrics.buildInfo.set({ version: VERSION, node_version: process.version }, 1);
-  metrics.queueCapacity.set({}, config.ingest.queueCapacity);
-  metrics.seriesLimit.set({}, config.maxAgentSeries);
-  zeroSelfMetrics(metrics);
+  metricsOwnedBy(metrics, 'app').buildInfo.set({ version: VERSION, revision: REVISION, node_version: process.version }, 1);
   const memoryGuard = new MemoryGuard({
     probe: deps.memoryProbe ?? processMemory,
     clock,
@@ -110,7 +90,7 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     retryAfterSeconds: config.ingest.retryAfterSeconds,
     onInternalError,
     memoryGuard,
-    webhook: config.webhook,
+    webhook: { ...config.webhook, onDuplicate: () => pipeline.delivery.duplicate() },
   };
   const ingestApp = createIngestApp(ingestOptions);
   const webApp = createWebApp({
@@ -118,16 +98,8 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     telemetryPath: config.web.telemetryPath,
     version: VERSION,
     ready: () => ingestor.accepting,
-    onScrapeError: (stage, error) => logger.error({ code: 'scrape_failed', stage, error: errorName(error) }, 'scrape failed'),
-    collectors: [
-      () => metrics.queueDepth.set({}, queue.depth),
-      () => metrics.series.set({}, registry.agentSeries()),
-      () => {
-        const { live, stale } = instances.liveness();
-        metrics.pluginInstances.set({ state: 'live' }, live);
-        metrics.pluginInstances.set({ state: 'stale' }, stale);
-      },
-    ],
+    onScrapeError: (stage, error) => logger.error({ code: 'scrape_failed', stage, ...errorFields(error) }, 'scrape failed'),
+    collectors: [() => ingestor.collect(), () => pipeline.collect()],
   });
 
   return {

@@ -131,7 +131,7 @@ describe('properties', () => {
     const samples = await harness.samples();
     expect(samples.get(series('hermes_tool_calls_total', { tool: 't', status: 'ok' }))).toBe(5);
     expect(samples.get(series('hermes_tool_call_duration_seconds_count', { tool: 't', status: 'ok' }))).toBeUndefined();
-    expect(samples.get(series('hermes_tokens_total', { kind: 'main', provider: 'p', model: 'm', type: 'input' }))).toBeUndefined();
+    expect(samples.get(series('hermes_tokens_total', { kind: 'main', provider: 'p', model: 'm', token_type: 'input' }))).toBeUndefined();
     expect(samples.get(series('hermes_memory_write_bytes_total', { memory_provider: 'x', action: 'a' }))).toBeUndefined();
     await scrapeValid(harness);
   });

@@ -50,7 +50,7 @@ const totalEvents = lines.length;
 const bytes = batches.reduce((total, batch) => total + batch.length, 0);
 lines.length = 0;
 
-const decodeOptions = () => ({ format: 'ndjson' as const, maxEvents: 100_000, source: 'plugin' as const, arrivedAt: Date.now() / 1000 });
+const decodeOptions = () => ({ format: 'ndjson' as const, maxEvents: 100_000, arrivedAt: Date.now() / 1000 });
 type Gc = (options?: { type?: 'major' | 'minor'; execution?: 'sync' }) => void;
 const gcFunction = (globalThis as { gc?: Gc }).gc;
 const gc = (): void => gcFunction?.();

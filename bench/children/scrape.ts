@@ -30,8 +30,9 @@ const web = await listen(sidecar.webApp, sidecar.config.web.listen);
 const ingest = await listen(sidecar.ingestApp, sidecar.config.ingest.listen);
 // prom-client used directly, fed the same events, for the render comparison.
 const prom = createPromClientPipeline(sidecar.config, true);
-const feedProm = (body: Buffer): void =>
-  prom.dispatcher.applyBatch(decodeBody(body, { format: 'ndjson', maxEvents: 100_000, source: 'plugin', arrivedAt: Date.now() / 1000 }).events);
+const feedProm = (body: Buffer): void => {
+  prom.dispatcher.applyBatch(decodeBody(body, { format: 'ndjson', maxEvents: 100_000, arrivedAt: Date.now() / 1000 }).events);
+};
 const delay = monitorEventLoopDelay({ resolution: 1 });
 delay.enable();
 let nextIndex = 0;

@@ -30,7 +30,7 @@ export const AGENT_OVERVIEW_UID = 'hermes-agent-overview';
 const PROVIDER = 'provider=~"$provider"';
 const MODEL = 'model=~"$model"';
 /** Prompt tokens as METRICS.md defines them: uncached input plus cache reads and writes. */
-const PROMPT_TOKEN_TYPES = 'type=~"input|cache_read|cache_write"';
+const PROMPT_TOKEN_TYPES = 'token_type=~"input|cache_read|cache_write"';
 
 /** A recorded provider series, filtered like a raw one. */
 function recorded(name: string): string {
@@ -223,7 +223,7 @@ const tokens: RowSpec = {
       unit: 'suffix:tok/s',
       width: 6,
       min: 0,
-      queries: [{ expr: sumBy(['type'], rateOf('hermes_tokens_total', PROVIDER, MODEL)), legend: '{{type}}' }],
+      queries: [{ expr: sumBy(['token_type'], rateOf('hermes_tokens_total', PROVIDER, MODEL)), legend: '{{token_type}}' }],
     }),
     timeseries({
       title: 'Prompt tokens per second by provider and model',
@@ -247,7 +247,7 @@ const tokens: RowSpec = {
       max: 1,
       queries: [
         {
-          expr: `${sumBy(['provider', 'model'], rateOf('hermes_tokens_total', PROVIDER, MODEL, 'type="cache_read"'))} / (${sumBy(['provider', 'model'], rateOf('hermes_tokens_total', PROVIDER, MODEL, PROMPT_TOKEN_TYPES))} > 0)`,
+          expr: `${sumBy(['provider', 'model'], rateOf('hermes_tokens_total', PROVIDER, MODEL, 'token_type="cache_read"'))} / (${sumBy(['provider', 'model'], rateOf('hermes_tokens_total', PROVIDER, MODEL, PROMPT_TOKEN_TYPES))} > 0)`,
           legend: '{{provider}} / {{model}}',
         },
       ],

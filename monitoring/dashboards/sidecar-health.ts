@@ -291,12 +291,16 @@ const processRow: RowSpec = {
       queries: [{ expr: sumBy(['metric'], rateOf('hermes_sidecar_series_overflow_total')), legend: '{{metric}}' }],
     }),
     timeseries({
-      title: 'Scrape errors by stage',
-      description: '/metrics failures per second: collect (a collector threw) or render (the registry failed); both answer 500, so up = 0.',
+      title: 'Scrape errors and refused values',
+      description:
+        '/metrics failures per second: collect (a collector threw) or render (the registry failed); both answer 500, so up = 0. Refused values: not finite or negative values the storage did not store (a sidecar bug).',
       unit: 'cps',
       min: 0,
       width: 8,
-      queries: [{ expr: sumBy(['stage'], rateOf('hermes_sidecar_scrape_errors_total')), legend: '{{stage}}' }],
+      queries: [
+        { expr: sumBy(['stage'], rateOf('hermes_sidecar_scrape_errors_total')), legend: '{{stage}}' },
+        { expr: sumBy([], rateOf('hermes_sidecar_invalid_values_total')), legend: 'refused values' },
+      ],
     }),
   ],
 };

@@ -4,7 +4,7 @@
  * by index and the other lines still count.
  */
 import { SidecarError } from '../errors.js';
-import type { EventSource, ObserverEvent } from './events.js';
+import type { ObserverEvent } from './events.js';
 import { normalizeLine, type LineRejection } from './shapes.js';
 
 export type BodyFormat = 'ndjson' | 'json';
@@ -24,7 +24,6 @@ export interface DecodedBody {
 export interface DecodeOptions {
   readonly format: BodyFormat;
   readonly maxEvents: number;
-  readonly source: EventSource;
   readonly arrivedAt: number;
 }
 
@@ -45,7 +44,7 @@ function collectItem(decoded: DecodedBody, index: number, item: unknown, options
     decoded.errors.push({ index, reason: 'invalid_json' });
     return;
   }
-  const result = normalizeLine(item, options.source, options.arrivedAt);
+  const result = normalizeLine(item, options.arrivedAt);
   if (result.ok) decoded.events.push(result.event);
   else decoded.errors.push({ index, reason: result.reason });
 }

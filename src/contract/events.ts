@@ -16,9 +16,11 @@ import {
   str,
   type Fields,
 } from './fields.js';
+import type { ValueOf } from '../metrics/catalogue.js';
 
 export type ApiKind = 'main' | 'auxiliary';
-export type EventSource = 'plugin' | 'webhook' | 'file';
+/** Which route and shape brought an event: a plugin line, an envelope, flat kwargs, a webhook delivery. */
+export type EventSource = ValueOf<'event_source'>;
 
 export interface ApiCall {
   readonly kind: ApiKind;

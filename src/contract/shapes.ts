@@ -9,10 +9,11 @@
  * The same logical event in any shape yields the same ObserverEvent (observedAt aside, which
  * falls back to the arrival time when the sender did not stamp it).
  */
-import { readEventData, type EventSource, type ObserverEvent } from './events.js';
+import { readEventData, type ObserverEvent } from './events.js';
 import { isRecord, type Fields } from './fields.js';
+import type { ValueOf } from '../metrics/catalogue.js';
 
-export type LineRejection = 'invalid_event' | 'unknown_shape';
+export type LineRejection = Extract<ValueOf<'rejection_reason'>, 'invalid_event' | 'unknown_shape'>;
 
 export type ShapeResult =
   | { readonly ok: true; readonly event: ObserverEvent }
@@ -51,7 +52,7 @@ function flatFields(line: Fields): Fields {
   return fields;
 }
 
-export function normalizeLine(line: unknown, source: EventSource, arrivedAt: number): ShapeResult {
+export function normalizeLine(line: unknown, arrivedAt: number): ShapeResult {
   if (!isRecord(line)) return reject('invalid_event');
   const name = eventName(line);
   if (name === undefined) return reject('unknown_shape');
@@ -61,6 +62,8 @@ export function normalizeLine(line: unknown, source: EventSource, arrivedAt: num
 
   const envelope = isRecord(line.data) && (line.event !== undefined);
   const fields = envelope ? (line.data as Fields) : flatFields(line);
+  // The bridge plugin stamps every line with its instance; anything else was posted by another client.
+  const source = meta.instance !== undefined ? 'plugin' : envelope ? 'envelope' : 'flat';
   return {
     ok: true,
     // Every event has the same properties (instance and seq possibly undefined): one object shape.

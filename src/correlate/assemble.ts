@@ -1,20 +1,26 @@
 /**
  * The event path assembled on any Metrics: label guard, recorders with their span tables, plugin
- * instances and the dispatcher. The sidecar builds it on its own families; the benchmarks build
- * the very same path on other metrics libraries to compare them.
+ * instances and the dispatcher, each given the metrics it owns. The sidecar builds it on its own
+ * families; the benchmarks build the very same path on other metrics libraries to compare them.
  */
+import type { ValueOf } from '../metrics/catalogue.js';
 import { LabelGuard, type LabelRules } from '../metrics/labels.js';
-import { createRecorders, type Sweepable } from './recorders/index.js';
-import type { Metrics } from '../metrics/registry.js';
+import { collectables, createRecorders, type Sweepable } from './recorders/index.js';
+import { metricsOwnedBy, type Metrics } from '../metrics/registry.js';
 import { Dispatcher } from './dispatcher.js';
 import { PluginInstances } from './instances.js';
 import type { Clock } from '../clock.js';
+import type { DeliveryRecorder } from './recorders/delivery.js';
 
 export interface EventPipeline {
   readonly dispatcher: Dispatcher;
   readonly instances: PluginInstances;
+  /** Counts webhook deliveries already applied, with the plugin's duplicate lines. */
+  readonly delivery: DeliveryRecorder;
   /** Runs every TTL sweep now. */
   sweep(): void;
+  /** Sets the gauges computed from state (spans in flight, sessions, plugin instances): run before each scrape. */
+  collect(): void;
 }
 
 /** The settings the event path is built from (a Config satisfies it). */
@@ -31,27 +37,39 @@ export function createEventPipeline(
   onApplyError: (error: unknown) => void,
 ): EventPipeline {
   const sweepables: Sweepable[] = [];
-  const labels = new LabelGuard(config.labels, (label) => metrics.labelOverflow.inc({ label }));
-  const recorders = createRecorders({
-    metrics,
-    labels,
-    clock,
-    spans: { ttlSeconds: config.correlator.spanTtlSeconds, maxEntries: config.correlator.maxSpans },
-    sessionTtlSeconds: config.correlator.sessionTtlSeconds,
-    track: (table) => sweepables.push(table),
-  });
+  // The state tables (sessions, plugin instances) evict their oldest entry when full; counted here, once.
+  const { stateEvictions } = metricsOwnedBy(metrics, 'correlate/assemble');
+  const evicted = (table: ValueOf<'state_table'>): void => stateEvictions.inc({ table });
   const instances = new PluginInstances({
     clock,
     ttlSeconds: config.sequence.instanceTtlSeconds,
     maxInstances: config.sequence.maxInstances,
-    onEvict: () => metrics.stateEvictions.inc({ table: 'plugin_instances' }),
+    onEvict: () => evicted('plugin_instances'),
   });
+  const recorders = createRecorders(
+    {
+      labels: new LabelGuard(config.labels, metricsOwnedBy(metrics, 'metrics/labels')),
+      clock,
+      spans: { ttlSeconds: config.correlator.spanTtlSeconds, maxEntries: config.correlator.maxSpans },
+      sessionTtlSeconds: config.correlator.sessionTtlSeconds,
+      track: (table) => sweepables.push(table),
+      spanMetrics: metricsOwnedBy(metrics, 'correlate/recorders/context'),
+      evicted,
+    },
+    metrics,
+    () => instances.liveness(),
+  );
   sweepables.push(instances);
+  const gauges = collectables(recorders);
   return {
-    dispatcher: new Dispatcher(recorders, instances, metrics, clock, onApplyError),
+    dispatcher: new Dispatcher(recorders, instances, metricsOwnedBy(metrics, 'correlate/dispatcher'), clock, onApplyError),
     instances,
+    delivery: recorders.delivery,
     sweep: () => {
       for (const table of sweepables) table.sweep();
+    },
+    collect: () => {
+      for (const recorder of gauges) recorder.collect();
     },
   };
 }

@@ -3,9 +3,9 @@
  * lost), then a closed switch on the event type calls one recorder per family.
  */
 import type { EventData, ObserverEvent } from '../contract/events.js';
-import { eventLabel } from '../contract/hooks.js';
+import { ignoredEventLabel } from '../contract/hooks.js';
 import type { Recorders } from './recorders/index.js';
-import type { Metrics } from '../metrics/registry.js';
+import type { OwnedMetrics } from '../metrics/registry.js';
 import type { PluginInstances } from './instances.js';
 import type { Clock } from '../clock.js';
 
@@ -18,28 +18,31 @@ export class Dispatcher {
   constructor(
     private readonly recorders: Recorders,
     private readonly instances: PluginInstances,
-    private readonly metrics: Metrics,
+    private readonly metrics: OwnedMetrics<'correlate/dispatcher'>,
     private readonly wallClock: Clock,
     private readonly onApplyError: (error: unknown) => void,
   ) {}
 
-  applyBatch(events: readonly ObserverEvent[]): void {
+  /** Applies a batch; returns how many events failed to apply (the caller counts them as dropped). */
+  applyBatch(events: readonly ObserverEvent[]): number {
     let fromPlugin = false;
+    let failed = 0;
     for (const event of events) {
       fromPlugin ||= event.instance !== undefined;
       try {
         this.apply(event);
       } catch (error) {
         // A recorder bug must cost one event, counted, never the batch or the queue.
-        this.metrics.eventsDropped.inc({ reason: 'internal_error' });
+        failed += 1;
         this.onApplyError(error);
       }
     }
-    if (events.length === 0) return;
+    if (events.length === 0) return failed;
     // One clock reading per batch: the events of a batch arrived together.
     const now = this.wallClock();
     this.metrics.lastEvent.set({}, now);
     if (fromPlugin) this.recorders.delivery.pluginSeen(now);
+    return failed;
   }
 
   apply(event: ObserverEvent): void {
@@ -111,7 +114,7 @@ export class Dispatcher {
         }
         return;
       case 'ignored':
-        this.metrics.eventsIgnored.inc({ event: eventLabel(event.name) });
+        this.metrics.eventsIgnored.inc({ event: ignoredEventLabel(event.name) });
         return;
     }
   }

@@ -3,7 +3,8 @@
  *
  * The correlator's in-flight maps are all of this kind: an entry opens on a `pre_*` event and
  * closes on its terminal event. An entry that outlives the TTL, or that is evicted because the
- * table is full (oldest first), is handed to `onOrphan`, which counts it and undoes its gauges.
+ * table is full (oldest first), is handed to `onOrphan`, which counts it. Gauges of open spans are
+ * counted from the table at scrape time, so nothing needs undoing.
  */
 import type { Clock } from '../clock.js';
 
@@ -61,6 +62,11 @@ export class SpanTable<V> {
 
   get(key: string): V | undefined {
     return this.entries.get(key)?.value;
+  }
+
+  /** The open spans' values, oldest first. */
+  *values(): IterableIterator<V> {
+    for (const entry of this.entries.values()) yield entry.value;
   }
 
   /** Orphans every span older than the TTL. */

@@ -6,7 +6,8 @@ import express, { type Request, type RequestHandler, type Response } from 'expre
 import type { Clock } from '../clock.js';
 import type { BodyFormat, DecodedBody } from '../contract/decode.js';
 import { SidecarError } from '../errors.js';
-import type { Metrics } from '../metrics/registry.js';
+import type { OwnedMetrics } from '../metrics/registry.js';
+import type { Rejections } from './errors.js';
 import type { Ingestor } from './ingestor.js';
 import type { MemoryGuard } from './memory.js';
 
@@ -24,7 +25,8 @@ const MEDIA_TYPES: Readonly<Record<string, BodyFormat>> = {
 };
 
 export interface IngestRouteOptions {
-  readonly metrics: Metrics;
+  readonly metrics: OwnedMetrics<'ingest/admission'>;
+  readonly rejections: Rejections;
   readonly ingestor: Ingestor;
   readonly wallClock: Clock;
   readonly maxBodyBytes: number;
@@ -75,15 +77,10 @@ export function acceptedBody(decoded: DecodedBody): object {
  * Submits decoded events and answers 202 once they are applied, so a 202 always means
  * "counted": a sidecar killed after answering cannot lose what it acknowledged.
  */
-export async function submitDecoded(
-  options: IngestRouteOptions,
-  decoded: DecodedBody,
-  source: 'plugin' | 'webhook',
-  response: Response,
-): Promise<void> {
-  for (const error of decoded.errors) options.metrics.eventsRejected.inc({ reason: error.reason });
+export async function submitDecoded(options: IngestRouteOptions, decoded: DecodedBody, response: Response): Promise<void> {
+  options.rejections.lines(decoded.errors);
   options.metrics.ingestBatchEvents.observe({}, decoded.lines);
-  const admission = options.ingestor.submit(decoded.events, source);
+  const admission = options.ingestor.submit(decoded.events);
   if (admission.refused !== undefined) throw new SidecarError(admission.refused);
   await admission.applied;
   response.status(202).json(acceptedBody(decoded));

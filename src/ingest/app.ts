@@ -7,23 +7,38 @@
  */
 import express, { type Express, type RequestHandler } from 'express';
 import { SidecarError } from '../errors.js';
-import type { Metrics } from '../metrics/registry.js';
-import { EVENTS_ROUTE, HOOKS_ROUTE } from './admission.js';
-import { errorHandler } from './errors.js';
-import { eventsRouter, type EventsRouteOptions } from './events.js';
+import type { Clock } from '../clock.js';
+import { VALUES } from '../metrics/catalogue.js';
+import { closedLabel } from '../metrics/labels.js';
+import { metricsOwnedBy, type Metrics, type OwnedMetrics } from '../metrics/registry.js';
+import type { Ingestor } from './ingestor.js';
+import type { MemoryGuard } from './memory.js';
+import { EVENTS_ROUTE, HOOKS_ROUTE, type IngestRouteOptions } from './admission.js';
+import { errorHandler, Rejections } from './errors.js';
+import { eventsRouter } from './events.js';
 import { hooksRouter, type HooksRouteOptions } from './hooks.js';
 
-export interface IngestAppOptions extends EventsRouteOptions {
+export interface IngestAppOptions {
+  /** Each part of the listener is given the metrics it owns. */
+  readonly metrics: Metrics;
+  readonly ingestor: Ingestor;
+  readonly wallClock: Clock;
+  readonly token: string | undefined;
+  readonly maxBodyBytes: number;
+  readonly maxEventsPerRequest: number;
+  readonly memoryGuard?: MemoryGuard;
   readonly retryAfterSeconds: number;
   readonly onInternalError: (error: unknown) => void;
   readonly webhook: HooksRouteOptions;
 }
 
-function countRequests(metrics: Metrics): RequestHandler {
+const STATUS_CODES = new Set(VALUES.ingest_code);
+
+function countRequests(metrics: OwnedMetrics<'ingest/app'>): RequestHandler {
   return (request, response, next) => {
     response.on('finish', () => {
       const route = request.path === EVENTS_ROUTE || request.path === HOOKS_ROUTE ? request.path : 'other';
-      metrics.ingestRequests.inc({ route, code: String(response.statusCode) });
+      metrics.ingestRequests.inc({ route, code: closedLabel(STATUS_CODES, String(response.statusCode)) });
     });
     next();
   };
@@ -33,13 +48,23 @@ export function createIngestApp(options: IngestAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
-  app.use(countRequests(options.metrics));
-  app.use(eventsRouter(options));
-  app.use(hooksRouter(options, options.webhook));
+  const rejections = new Rejections(metricsOwnedBy(options.metrics, 'ingest/errors'));
+  const routes: IngestRouteOptions = {
+    metrics: metricsOwnedBy(options.metrics, 'ingest/admission'),
+    rejections,
+    ingestor: options.ingestor,
+    wallClock: options.wallClock,
+    maxBodyBytes: options.maxBodyBytes,
+    maxEventsPerRequest: options.maxEventsPerRequest,
+    memoryGuard: options.memoryGuard,
+  };
+  app.use(countRequests(metricsOwnedBy(options.metrics, 'ingest/app')));
+  app.use(eventsRouter({ ...routes, token: options.token }));
+  app.use(hooksRouter(routes, options.webhook));
   app.use((_request, _response, next) => next(new SidecarError('not_found')));
   app.use(
     errorHandler({
-      metrics: options.metrics,
+      rejections,
       retryAfterSeconds: options.retryAfterSeconds,
       onInternalError: options.onInternalError,
     }),

@@ -3,8 +3,9 @@
  * Retry-After for the answers a sender should retry. No stack traces, ever.
  */
 import type { ErrorRequestHandler } from 'express';
+import type { LineError } from '../contract/decode.js';
 import { ERRORS, SidecarError, type ErrorCode } from '../errors.js';
-import type { Metrics } from '../metrics/registry.js';
+import type { OwnedMetrics } from '../metrics/registry.js';
 
 /** body-parser reports its failures with a `type`; map the ones a client can cause. */
 const BODY_PARSER_CODES: Readonly<Record<string, ErrorCode>> = {
@@ -28,8 +29,22 @@ export function toSidecarError(error: unknown): SidecarError {
   return new SidecarError('internal');
 }
 
+/** The one counter of what the edge refuses: whole requests by their error, single lines by their verdict. */
+export class Rejections {
+  constructor(private readonly metrics: OwnedMetrics<'ingest/errors'>) {}
+
+  request(code: ErrorCode): void {
+    const reason = ERRORS[code].rejected;
+    if (reason !== undefined) this.metrics.eventsRejected.inc({ reason });
+  }
+
+  lines(errors: readonly LineError[]): void {
+    for (const error of errors) this.metrics.eventsRejected.inc({ reason: error.reason });
+  }
+}
+
 export interface ErrorHandlerOptions {
-  readonly metrics: Metrics;
+  readonly rejections: Rejections;
   readonly retryAfterSeconds: number;
   readonly onInternalError: (error: unknown) => void;
 }
@@ -38,8 +53,7 @@ export function errorHandler(options: ErrorHandlerOptions): ErrorRequestHandler 
   return (error: unknown, _request, response, _next) => {
     const failure = toSidecarError(error);
     if (failure.code === 'internal') options.onInternalError(error);
-    const rejected = ERRORS[failure.code].rejected;
-    if (rejected !== undefined) options.metrics.eventsRejected.inc({ reason: rejected });
+    options.rejections.request(failure.code);
     if (failure.retryable) response.set('Retry-After', String(options.retryAfterSeconds));
     response.status(failure.status).json({ error: failure.code, message: failure.message });
   };

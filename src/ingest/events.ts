@@ -23,10 +23,9 @@ function eventsHandler(options: EventsRouteOptions): RequestHandler {
     const decoded = decodeBody(body, {
       format,
       maxEvents: options.maxEventsPerRequest,
-      source: 'plugin',
       arrivedAt: options.wallClock(),
     });
-    await submitDecoded(options, decoded, 'plugin', response);
+    await submitDecoded(options, decoded, response);
   };
 }
 

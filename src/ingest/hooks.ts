@@ -8,7 +8,6 @@ import { Router, type RequestHandler } from 'express';
 import type { DecodedBody } from '../contract/decode.js';
 import { readWebhookDelivery } from '../contract/webhook.js';
 import { SidecarError } from '../errors.js';
-import type { Metrics } from '../metrics/registry.js';
 import { RecentIds } from './recent.js';
 import { admissionChecks, HOOKS_ROUTE, rawBody, requireJson, submitDecoded, type IngestRouteOptions } from './admission.js';
 
@@ -38,7 +37,7 @@ function parseJson(body: Buffer): unknown {
   }
 }
 
-function deliveryHandler(options: IngestRouteOptions, metrics: Metrics, recent: RecentIds): RequestHandler {
+function deliveryHandler(options: IngestRouteOptions, hooks: HooksRouteOptions, recent: RecentIds): RequestHandler {
   return async (request, response) => {
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     if (body.length === 0) throw new SidecarError('empty_body');
@@ -46,18 +45,20 @@ function deliveryHandler(options: IngestRouteOptions, metrics: Metrics, recent: 
     if (delivery === undefined) throw new SidecarError('invalid_body');
     const deliveryId = delivery.deliveryId ?? request.get('x-hermes-delivery');
     if (deliveryId !== undefined && !recent.add(deliveryId)) {
-      metrics.eventsDuplicate.inc({});
+      hooks.onDuplicate();
       response.status(202).json({ accepted: 0, rejected: 0, errors: [], duplicate: true });
       return;
     }
     const decoded: DecodedBody = { events: [delivery.event], errors: [], lines: 1 };
-    await submitDecoded(options, decoded, 'webhook', response);
+    await submitDecoded(options, decoded, response);
   };
 }
 
 export interface HooksRouteOptions {
   readonly secret: string | undefined;
   readonly dedupeWindow: number;
+  /** Counts a delivery already applied (with the plugin's duplicate lines, by their owner). */
+  readonly onDuplicate: () => void;
 }
 
 /** The /v1/hooks router; without a secret it answers 404 (unsigned deliveries are never trusted). */
@@ -75,7 +76,7 @@ export function hooksRouter(options: IngestRouteOptions, hooks: HooksRouteOption
     requireJson(),
     rawBody(options.maxBodyBytes),
     verifySignature(secret),
-    deliveryHandler(options, options.metrics, recent),
+    deliveryHandler(options, hooks, recent),
   );
   return router;
 }

@@ -1,11 +1,11 @@
 /**
  * The door between the HTTP routes and the queue: refuses work when the queue is full or the
- * sidecar is shutting down (counting every refused event), and otherwise queues the batch and
- * counts what it accepted.
+ * sidecar is shutting down, and otherwise queues the batch. It owns the accounting of events past
+ * decoding: received (by source and name), dropped (refused, or failed to apply) and the queue gauges.
  */
-import type { EventSource, ObserverEvent } from '../contract/events.js';
+import type { ObserverEvent } from '../contract/events.js';
 import { eventLabel } from '../contract/hooks.js';
-import type { Metrics } from '../metrics/registry.js';
+import type { OwnedMetrics } from '../metrics/registry.js';
 import type { Dispatcher } from '../correlate/dispatcher.js';
 import type { IngestQueue } from './queue.js';
 
@@ -22,20 +22,32 @@ export class Ingestor {
   constructor(
     private readonly queue: IngestQueue,
     private readonly dispatcher: Dispatcher,
-    private readonly metrics: Metrics,
-  ) {}
+    private readonly metrics: OwnedMetrics<'ingest/ingestor'>,
+  ) {
+    metrics.queueCapacity.set({}, queue.capacity);
+  }
 
   get accepting(): boolean {
     return !this.draining;
   }
 
-  submit(events: readonly ObserverEvent[], source: EventSource): Admission {
+  submit(events: readonly ObserverEvent[]): Admission {
     if (this.draining) return this.refuse(events.length, 'shutting_down');
     if (events.length === 0) return APPLIED;
-    const applied = this.queue.tryEnqueue(() => this.dispatcher.applyBatch(events));
+    const applied = this.queue.tryEnqueue(() => this.apply(events));
     if (applied === undefined) return this.refuse(events.length, 'queue_full');
-    this.countReceived(events, source);
+    this.countReceived(events);
     return { refused: undefined, applied };
+  }
+
+  /** The queue depth, read at scrape time. */
+  collect(): void {
+    this.metrics.queueDepth.set({}, this.queue.depth);
+  }
+
+  private apply(events: readonly ObserverEvent[]): void {
+    const failed = this.dispatcher.applyBatch(events);
+    if (failed > 0) this.metrics.eventsDropped.inc({ reason: 'internal_error' }, failed);
   }
 
   /** Stops accepting and resolves once everything accepted has been applied. */
@@ -50,12 +62,15 @@ export class Ingestor {
     return { refused };
   }
 
-  private countReceived(events: readonly ObserverEvent[], source: EventSource): void {
-    const perEvent = new Map<string, number>();
+  private countReceived(events: readonly ObserverEvent[]): void {
+    const perSeries = new Map<string, { labels: { source: ObserverEvent['source']; event: ReturnType<typeof eventLabel> }; count: number }>();
     for (const event of events) {
-      const label = eventLabel(event.name);
-      perEvent.set(label, (perEvent.get(label) ?? 0) + 1);
+      const labels = { source: event.source, event: eventLabel(event.name) };
+      const key = `${labels.source}\u0000${labels.event}`;
+      const entry = perSeries.get(key);
+      if (entry === undefined) perSeries.set(key, { labels, count: 1 });
+      else entry.count += 1;
     }
-    for (const [event, count] of perEvent) this.metrics.eventsReceived.inc({ source, event }, count);
+    for (const { labels, count } of perSeries.values()) this.metrics.eventsReceived.inc(labels, count);
   }
 }

@@ -2,11 +2,19 @@
  * The metric catalogue: the product's public contract (docs/metrics.md is generated from it).
  *
  * Every metric the sidecar exports is declared here and nowhere else; input never creates a
- * metric name. Dashboards, rules and their tests import this list to check that every name
- * they use exists.
+ * metric name. Each metric names
+ *  - its labels, each either a closed set of values the sidecar chooses (declared once, in
+ *    VALUES), an open label whose values come from Hermes and pass the cardinality guard
+ *    (src/metrics/labels.ts), or an info label set once at start;
+ *  - its owner: the one module under src/ that writes it (test/metrics/ownership.test.ts).
+ * The closed sets pre-initialise the pipeline's own series at 0 (the registry does it), validate
+ * values through closedLabel, fill `{label}` placeholders of HELP texts and are listed in
+ * docs/metrics.md. Dashboards, rules and their tests import this list to check every name they use.
  */
+import { ERRORS } from '../errors.js';
+import { OPEN_LABELS, type OpenLabel } from './labels.js';
 
-/** Bucket sets from METRICS.md; each can be overridden in the config file (`buckets:`). */
+/** Bucket sets; each can be overridden in the config file (`buckets:`). */
 export const DEFAULT_BUCKETS = {
   api_seconds: [
     0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92, 163.84,
@@ -24,189 +32,419 @@ export const DEFAULT_BUCKETS = {
 export type BucketSetName = keyof typeof DEFAULT_BUCKETS;
 export type BucketSets = Record<BucketSetName, readonly number[]>;
 
+/** Hook names that move agent or delivery metrics (src/contract/hooks.ts reads them from here). */
+const MAPPED_HOOKS = [
+  'on_session_start',
+  'on_session_end',
+  'on_session_finalize',
+  'on_session_reset',
+  'pre_llm_call',
+  'pre_api_request',
+  'post_api_request',
+  'api_request_error',
+  'pre_auxiliary_call',
+  'post_auxiliary_call',
+  'pre_tool_call',
+  'post_tool_call',
+  'pre_approval_request',
+  'post_approval_response',
+  'subagent_start',
+  'subagent_stop',
+] as const;
+
+/** The envelope variant's events (register_observer_hook). */
+const ENVELOPE_EVENTS = ['agent_end', 'memory_write', 'turn_end', 'session_event'] as const;
+
+/** Valid Hermes events with no metric mapping: accepted and counted as ignored. */
+const IGNORED_EVENTS = [
+  'post_llm_call',
+  'agent_start',
+  'transform_llm_output',
+  'transform_tool_result',
+  'transform_terminal_output',
+  'transform_api_error_classification',
+  'pre_verify',
+  'on_stream_start',
+  'on_stream_delta',
+  'on_stream_end',
+  'on_interim_message',
+  'agent_loop_stopped',
+  'on_skill_lifecycle',
+  'pre_gateway_dispatch',
+  'gateway_platform_event',
+  'pre_command',
+  'on_room_member_activity',
+  'pre_transcription',
+  'pre_tts_synthesis',
+  'kanban_task_claimed',
+  'kanban_task_completed',
+  'kanban_task_blocked',
+  'on_kanban_worker_spawned',
+  'on_kanban_worker_exited',
+  'on_kanban_worker_stale_claim',
+  'on_kanban_task_updated',
+  'on_kanban_dispatch_tick',
+] as const;
+
+/**
+ * Every closed value set, declared once. A closed label takes one of its values, `unknown` when
+ * the value is absent, or `other` when it is not listed (closedLabel in src/metrics/labels.ts).
+ */
+export const VALUES = {
+  api_kind: ['main', 'auxiliary'],
+  api_outcome: ['success', 'error'],
+  retryable: ['true', 'false'],
+  /** OpenTelemetry's gen_ai.token.type, plus the cache and reasoning split Hermes reports. */
+  token_type: ['input', 'cache_read', 'cache_write', 'output', 'reasoning'],
+  turn_outcome: ['completed', 'failed', 'interrupted', 'incomplete'],
+  tool_status: ['ok', 'error', 'blocked', 'cancelled', 'timeout'],
+  /** The error types Hermes emits for tool calls (docs/contract.md). */
+  tool_error_type: [
+    'tool_error',
+    'invalid_tool_arguments',
+    'thread_missing_result',
+    'plugin_block',
+    'tool_scope_block',
+    'guardrail_block',
+    'keyboard_interrupt',
+    'user_interrupt',
+    'tool_interrupted',
+    'tool_timeout',
+  ],
+  approval_surface: ['cli', 'gateway', 'smart'],
+  approval_choice: [
+    'once',
+    'session',
+    'always',
+    'deny',
+    'timeout',
+    'cancelled',
+    'notify_failed',
+    'smart_approve',
+    'smart_deny',
+  ],
+  session_event: ['created', 'switched', 'reset', 'resumed'],
+  subagent_status: ['completed', 'failed', 'interrupted', 'timeout', 'error'],
+  /** The hooks whose callbacks the bridge plugin can drop. */
+  plugin_hook: [...MAPPED_HOOKS, ...ENVELOPE_EVENTS],
+  /** Why the bridge plugin dropped a callback (its heartbeat's `dropped` reasons). */
+  plugin_drop_reason: ['queue_full', 'serialize_error', 'callback_error', 'send_failed', 'shutdown'],
+  plugin_state: ['live', 'stale'],
+  /** Correlated start/end pairs, each with a span table. */
+  span_kind: ['api', 'tool', 'turn', 'approval', 'subagent'],
+  /** Which route and shape brought an event: a plugin line, an envelope, flat kwargs, a webhook delivery. */
+  event_source: ['plugin', 'envelope', 'flat', 'webhook'],
+  /** Every event name the sidecar knows; anything else is `other`. */
+  event: [...MAPPED_HOOKS, ...ENVELOPE_EVENTS, 'plugin_heartbeat', ...IGNORED_EVENTS],
+  /** Events accepted with no metric mapping. */
+  ignored_event: IGNORED_EVENTS,
+  /**
+   * Why events (or whole requests) are refused at the edge: the `rejected` column of src/errors.ts
+   * plus the per-line verdicts of src/contract/shapes.ts (both typed against this list).
+   */
+  rejection_reason: [
+    'invalid_json',
+    'invalid_event',
+    'unknown_shape',
+    'unauthorized',
+    'bad_signature',
+    'too_large',
+    'unsupported_media_type',
+    'memory_limit',
+  ],
+  /** Why accepted-looking events were not applied; the sender is told to retry the first two. */
+  drop_reason: ['queue_full', 'shutdown', 'internal_error'],
+  ingest_route: ['/v1/events', '/v1/hooks'],
+  /** The status codes the ingest listener answers with: 202, and those of src/errors.ts. */
+  ingest_code: [...new Set(['202', ...Object.values(ERRORS).map((error) => String(error.status))])],
+  /** State tables that evict their oldest entry when full. */
+  state_table: ['plugin_instances', 'sessions'],
+  scrape_stage: ['collect', 'render'],
+} as const satisfies Record<string, readonly string[]>;
+
+export type ValueSet = keyof typeof VALUES;
+export type ValueOf<S extends ValueSet> = (typeof VALUES)[S][number];
+
+/** A label whose values come from Hermes: sanitized and capped by the label guard. */
+export const OPEN = 'open';
+/** A label of an info metric: one value, known at start. */
+export const INFO = 'info';
+/** A closed set computed from the catalogue itself (the names of metrics). */
+export interface DerivedValues {
+  readonly derived: () => readonly string[];
+  /** What the values are, for docs/metrics.md. */
+  readonly description: string;
+}
+export type LabelValues = readonly string[] | typeof OPEN | typeof INFO | DerivedValues;
+export type LabelDeclarations = Readonly<Record<string, LabelValues>>;
+
 /**
  * `agent` metrics describe Hermes and count towards the global series figures;
  * `delivery` and `self` metrics describe the pipeline and are never capped.
  */
 export type MetricScope = 'agent' | 'delivery' | 'self';
+export type MetricType = 'counter' | 'gauge' | 'histogram';
 
 export interface MetricSpec {
   readonly name: string;
   readonly help: string;
-  readonly type: 'counter' | 'gauge' | 'histogram';
+  readonly type: MetricType;
+  readonly labels: LabelDeclarations;
+  /** The label names in exposition order (the keys of `labels`). */
   readonly labelNames: readonly string[];
   readonly buckets?: BucketSetName;
   readonly scope: MetricScope;
+  /** The module under src/ (no extension) that writes this metric, and no other does. */
+  readonly owner: string;
+  /**
+   * Whether the series of every combination of closed values exist at 0 from the start, so
+   * rate() sees the first increment. Only for pipeline metrics whose labels are all closed; agent
+   * series appear with their first event, since they spend the series budget.
+   */
+  readonly preinit: boolean;
 }
 
-function counter<const L extends readonly string[]>(
-  name: string,
-  labelNames: L,
-  scope: MetricScope,
-  help: string,
-) {
-  return { name, help, type: 'counter', labelNames, scope } as const;
+const isClosed = (values: LabelValues): values is readonly string[] | DerivedValues =>
+  values !== OPEN && values !== INFO;
+
+/** The closed values of a label (derived sets resolved); undefined for open and info labels. */
+export function closedValues(values: LabelValues): readonly string[] | undefined {
+  if (!isClosed(values)) return undefined;
+  return 'derived' in values ? values.derived() : (values as readonly string[]);
 }
 
-function gauge<const L extends readonly string[]>(
-  name: string,
-  labelNames: L,
-  scope: MetricScope,
-  help: string,
-) {
-  return { name, help, type: 'gauge', labelNames, scope } as const;
+/** Replaces `{label}` in a HELP text with that label's closed values, so HELP cannot drift from them. */
+function helpText(help: string, labels: LabelDeclarations): string {
+  return help.replace(/\{(\w+)\}/g, (_match, label: string) => {
+    const declared = labels[label];
+    const values = declared === undefined || 'derived' in (declared as object) ? undefined : closedValues(declared);
+    if (values === undefined) throw new Error(`HELP placeholder {${label}} names no closed label`);
+    return values.join(', ');
+  });
 }
 
-function histogram<const L extends readonly string[], const B extends BucketSetName>(
-  name: string,
-  labelNames: L,
-  buckets: B,
-  scope: MetricScope,
-  help: string,
-) {
-  return { name, help, type: 'histogram', labelNames, buckets, scope } as const;
+interface SpecOptions {
+  /** Opt out of pre-initialisation (say why where it is used). */
+  readonly preinit?: false;
 }
 
-const API = ['kind', 'provider', 'model'] as const;
+/** Builders for the metrics one module owns. */
+function ownedBy<const O extends string>(owner: O) {
+  const spec = <const T extends MetricType, const L extends LabelDeclarations>(
+    type: T,
+    name: string,
+    labels: L,
+    scope: MetricScope,
+    help: string,
+    options: SpecOptions = {},
+  ) => ({
+    name,
+    help: helpText(help, labels),
+    type,
+    labels,
+    labelNames: Object.keys(labels) as (keyof L & string)[],
+    scope,
+    owner,
+    preinit: scope !== 'agent' && options.preinit !== false && Object.values(labels).every(isClosed),
+  });
+  return {
+    counter: <const L extends LabelDeclarations>(name: string, labels: L, scope: MetricScope, help: string, options?: SpecOptions) =>
+      spec('counter', name, labels, scope, help, options),
+    gauge: <const L extends LabelDeclarations>(name: string, labels: L, scope: MetricScope, help: string, options?: SpecOptions) =>
+      spec('gauge', name, labels, scope, help, options),
+    histogram: <const L extends LabelDeclarations, const B extends BucketSetName>(
+      name: string,
+      labels: L,
+      buckets: B,
+      scope: MetricScope,
+      help: string,
+    ) => ({ ...spec('histogram', name, labels, scope, help), buckets }),
+  };
+}
+
+const api = ownedBy('correlate/recorders/api');
+const turns = ownedBy('correlate/recorders/turns');
+const tools = ownedBy('correlate/recorders/tools');
+const approvals = ownedBy('correlate/recorders/approvals');
+const sessions = ownedBy('correlate/recorders/sessions');
+const subagents = ownedBy('correlate/recorders/subagents');
+const runs = ownedBy('correlate/recorders/runs');
+const delivery = ownedBy('correlate/recorders/delivery');
+const spans = ownedBy('correlate/recorders/context');
+const stateTables = ownedBy('correlate/assemble');
+const dispatcher = ownedBy('correlate/dispatcher');
+const ingestor = ownedBy('ingest/ingestor');
+const ingestErrors = ownedBy('ingest/errors');
+const admission = ownedBy('ingest/admission');
+const ingestApp = ownedBy('ingest/app');
+const labelGuard = ownedBy('metrics/labels');
+const registry = ownedBy('metrics/registry');
+const web = ownedBy('web/app');
+const root = ownedBy('app');
+
+const API = { kind: VALUES.api_kind, provider: OPEN, model: OPEN } as const;
+
+/** The names of agent metrics: the values of `metric` on the series overflow counter. */
+const agentMetricNames: DerivedValues = {
+  description: 'the name of an agent metric',
+  derived: (): readonly string[] =>
+    Object.values(CATALOGUE as Record<string, MetricSpec>).filter((spec) => spec.scope === 'agent').map((spec) => spec.name),
+};
 
 export const CATALOGUE = {
   // Provider API calls
-  apiRequests: counter('hermes_api_requests_total', [...API, 'outcome'], 'agent',
+  apiRequests: api.counter('hermes_api_requests_total', { ...API, outcome: VALUES.api_outcome }, 'agent',
     'Finished provider API attempts by outcome (success on post_api_request, error on api_request_error).'),
-  apiRequestDuration: histogram('hermes_api_request_duration_seconds', [...API, 'outcome'], 'api_seconds', 'agent',
+  apiRequestDuration: api.histogram('hermes_api_request_duration_seconds', { ...API, outcome: VALUES.api_outcome }, 'api_seconds', 'agent',
     'Provider API call duration as Hermes reports it (from the start of the logical call, so it includes earlier failed attempts).'),
-  apiTimeToFirstChunk: histogram('hermes_api_time_to_first_chunk_seconds', API, 'api_seconds', 'agent',
+  apiTimeToFirstChunk: api.histogram('hermes_api_time_to_first_chunk_seconds', API, 'api_seconds', 'agent',
     'Time from the start of a streamed provider call to its first chunk.'),
-  apiErrors: counter('hermes_api_errors_total', [...API, 'reason', 'status_code', 'retryable'], 'agent',
+  apiErrors: api.counter('hermes_api_errors_total', { ...API, reason: OPEN, status_code: OPEN, retryable: VALUES.retryable }, 'agent',
     'Failed provider API attempts by failover reason, HTTP status code and retryability.'),
-  apiRetries: counter('hermes_api_retries_total', [...API, 'reason'], 'agent',
+  apiRetries: api.counter('hermes_api_retries_total', { ...API, reason: OPEN }, 'agent',
     'Failed provider API attempts after which Hermes retries the call.'),
-  apiRetriesExhausted: counter('hermes_api_retries_exhausted_total', [...API, 'reason'], 'agent',
+  apiRetriesExhausted: api.counter('hermes_api_retries_exhausted_total', { ...API, reason: OPEN }, 'agent',
     'Failed provider API attempts that end the logical call (not retryable, or out of retries).'),
-  tokens: counter('hermes_tokens_total', [...API, 'type'], 'agent',
-    'Tokens reported by providers by type: input (uncached), cache_read, cache_write, output, reasoning (a subset of output).'),
-  apiPromptTokens: histogram('hermes_api_request_prompt_tokens', API, 'tokens', 'agent',
+  tokens: api.counter('hermes_tokens_total', { ...API, token_type: VALUES.token_type }, 'agent',
+    'Tokens reported by providers by token type: {token_type} (input is uncached; reasoning is a subset of output).'),
+  apiPromptTokens: api.histogram('hermes_api_request_prompt_tokens', API, 'tokens', 'agent',
     'Prompt size (input + cache_read + cache_write tokens) per successful provider call.'),
-  apiFinishReasons: counter('hermes_api_finish_reasons_total', [...API, 'finish_reason'], 'agent',
+  apiFinishReasons: api.counter('hermes_api_finish_reasons_total', { ...API, finish_reason: OPEN }, 'agent',
     'Successful provider API attempts by finish reason.'),
-  apiRequestsInFlight: gauge('hermes_api_requests_in_flight', ['kind', 'provider'], 'agent',
-    'Provider API attempts started and not yet finished.'),
+  apiRequestsInFlight: api.gauge('hermes_api_requests_in_flight', { kind: VALUES.api_kind, provider: OPEN }, 'agent',
+    'Provider API attempts started and not yet finished (counted at scrape time from the open spans).'),
 
   // Turns
-  turnsStarted: counter('hermes_turns_started_total', ['platform', 'model'], 'agent',
+  turnsStarted: turns.counter('hermes_turns_started_total', { platform: OPEN, model: OPEN }, 'agent',
     'User turns started (pre_llm_call).'),
-  turnsFinished: counter('hermes_turns_finished_total', ['platform', 'model', 'outcome', 'exit_reason'], 'agent',
-    'User turns finished (on_session_end fires once per turn) by outcome and exit reason.'),
-  turnDuration: histogram('hermes_turn_duration_seconds', ['platform', 'outcome'], 'turn_seconds', 'agent',
+  turnsFinished: turns.counter('hermes_turns_finished_total', { platform: OPEN, model: OPEN, outcome: VALUES.turn_outcome, exit_reason: OPEN }, 'agent',
+    'User turns finished (on_session_end fires once per turn) by outcome ({outcome}) and exit reason.'),
+  turnDuration: turns.histogram('hermes_turn_duration_seconds', { platform: OPEN, outcome: VALUES.turn_outcome }, 'turn_seconds', 'agent',
     'Turn duration from pre_llm_call to on_session_end (observed times), or turn_duration_ms of an envelope turn_end.'),
-  turnApiCalls: histogram('hermes_turn_api_calls', ['platform'], 'count', 'agent',
+  turnApiCalls: turns.histogram('hermes_turn_api_calls', { platform: OPEN }, 'count', 'agent',
     'Provider API attempts per finished turn.'),
-  turnToolCalls: histogram('hermes_turn_tool_calls', ['platform'], 'count', 'agent',
+  turnToolCalls: turns.histogram('hermes_turn_tool_calls', { platform: OPEN }, 'count', 'agent',
     'Tool calls per finished turn.'),
 
   // Tools
-  toolCalls: counter('hermes_tool_calls_total', ['tool', 'status'], 'agent',
-    'Finished tool calls by status (ok, error, blocked, cancelled, timeout, other).'),
-  toolCallDuration: histogram('hermes_tool_call_duration_seconds', ['tool', 'status'], 'tool_seconds', 'agent',
+  toolCalls: tools.counter('hermes_tool_calls_total', { tool: OPEN, status: VALUES.tool_status }, 'agent',
+    'Finished tool calls by status ({status}, other).'),
+  toolCallDuration: tools.histogram('hermes_tool_call_duration_seconds', { tool: OPEN, status: VALUES.tool_status }, 'tool_seconds', 'agent',
     'Tool call duration.'),
-  toolErrors: counter('hermes_tool_errors_total', ['tool', 'error_type'], 'agent',
+  toolErrors: tools.counter('hermes_tool_errors_total', { tool: OPEN, error_type: VALUES.tool_error_type }, 'agent',
     'Tool calls that did not finish ok, by error type.'),
-  toolCallsInFlight: gauge('hermes_tool_calls_in_flight', ['tool'], 'agent',
-    'Tool calls started and not yet finished.'),
+  toolCallsInFlight: tools.gauge('hermes_tool_calls_in_flight', { tool: OPEN }, 'agent',
+    'Tool calls started and not yet finished (counted at scrape time from the open spans).'),
 
   // Approvals
-  approvalRequests: counter('hermes_approval_requests_total', ['surface', 'pattern_key'], 'agent',
+  approvalRequests: approvals.counter('hermes_approval_requests_total', { surface: VALUES.approval_surface, pattern_key: OPEN }, 'agent',
     'Approval requests by surface and dangerous-command pattern.'),
-  approvalDecisions: counter('hermes_approval_decisions_total', ['surface', 'pattern_key', 'choice'], 'agent',
+  approvalDecisions: approvals.counter('hermes_approval_decisions_total', { surface: VALUES.approval_surface, pattern_key: OPEN, choice: VALUES.approval_choice }, 'agent',
     'Approval decisions by surface, pattern and choice.'),
-  approvalWait: histogram('hermes_approval_wait_seconds', ['surface', 'choice'], 'tool_seconds', 'agent',
+  approvalWait: approvals.histogram('hermes_approval_wait_seconds', { surface: VALUES.approval_surface, choice: VALUES.approval_choice }, 'tool_seconds', 'agent',
     'Observed time from approval request to response.'),
-  approvalsPending: gauge('hermes_approvals_pending', ['surface'], 'agent',
-    'Approval requests without a response yet.'),
+  approvalsPending: approvals.gauge('hermes_approvals_pending', { surface: VALUES.approval_surface }, 'agent',
+    'Approval requests without a response yet (counted at scrape time from the open spans).'),
 
   // Sessions
-  sessionsStarted: counter('hermes_sessions_started_total', ['platform'], 'agent',
+  sessionsStarted: sessions.counter('hermes_sessions_started_total', { platform: OPEN }, 'agent',
     'Sessions started (on_session_start).'),
-  sessionsFinalized: counter('hermes_sessions_finalized_total', ['platform'], 'agent',
+  sessionsFinalized: sessions.counter('hermes_sessions_finalized_total', { platform: OPEN }, 'agent',
     'Sessions finalized (on_session_finalize).'),
-  sessionResets: counter('hermes_session_resets_total', ['platform'], 'agent',
+  sessionResets: sessions.counter('hermes_session_resets_total', { platform: OPEN }, 'agent',
     'Session resets (on_session_reset).'),
-  sessionsActive: gauge('hermes_sessions_active', ['platform'], 'agent',
-    'Sessions started and not yet finalized (idle sessions expire after the session TTL).'),
-  sessionEvents: counter('hermes_session_events_total', ['event'], 'agent',
-    'Envelope session_event lifecycle events (created, switched, reset, resumed).'),
+  sessionsActive: sessions.gauge('hermes_sessions_active', { platform: OPEN }, 'agent',
+    'Sessions started and not yet finalized (idle sessions expire after the session TTL; counted at scrape time).'),
+  sessionEvents: sessions.counter('hermes_session_events_total', { event: VALUES.session_event }, 'agent',
+    'Envelope session_event lifecycle events ({event}).'),
 
   // Subagents
-  subagentsStarted: counter('hermes_subagents_started_total', ['role'], 'agent',
+  subagentsStarted: subagents.counter('hermes_subagents_started_total', { role: OPEN }, 'agent',
     'Subagents started by role.'),
-  subagentsFinished: counter('hermes_subagents_finished_total', ['role', 'status'], 'agent',
+  subagentsFinished: subagents.counter('hermes_subagents_finished_total', { role: OPEN, status: VALUES.subagent_status }, 'agent',
     'Subagents finished by role and status.'),
-  subagentDuration: histogram('hermes_subagent_duration_seconds', ['role', 'status'], 'turn_seconds', 'agent',
+  subagentDuration: subagents.histogram('hermes_subagent_duration_seconds', { role: OPEN, status: VALUES.subagent_status }, 'turn_seconds', 'agent',
     'Subagent run duration.'),
-  subagentsActive: gauge('hermes_subagents_active', ['role'], 'agent',
-    'Subagents started and not yet stopped.'),
+  subagentsActive: subagents.gauge('hermes_subagents_active', { role: OPEN }, 'agent',
+    'Subagents started and not yet stopped (counted at scrape time from the open spans).'),
 
   // Agent runs and memory (envelope events)
-  agentRuns: counter('hermes_agent_runs_total', ['stop_reason'], 'agent',
+  agentRuns: runs.counter('hermes_agent_runs_total', { stop_reason: OPEN }, 'agent',
     'Agent runs finished (envelope agent_end) by stop reason.'),
-  agentRunDuration: histogram('hermes_agent_run_duration_seconds', ['stop_reason'], 'turn_seconds', 'agent',
+  agentRunDuration: runs.histogram('hermes_agent_run_duration_seconds', { stop_reason: OPEN }, 'turn_seconds', 'agent',
     'Agent run duration (envelope agent_end run_duration_ms).'),
-  memoryWrites: counter('hermes_memory_writes_total', ['memory_provider', 'action'], 'agent',
+  memoryWrites: runs.counter('hermes_memory_writes_total', { memory_provider: OPEN, action: OPEN }, 'agent',
     'Memory writes (envelope memory_write).'),
-  memoryWriteBytes: counter('hermes_memory_write_bytes_total', ['memory_provider', 'action'], 'agent',
+  memoryWriteBytes: runs.counter('hermes_memory_write_bytes_total', { memory_provider: OPEN, action: OPEN }, 'agent',
     'Bytes written to memory (envelope memory_write size_bytes).'),
 
   // Delivery health
-  pluginCallbacksDropped: counter('hermes_plugin_callbacks_dropped_total', ['hook', 'reason'], 'delivery',
-    'Hook callbacks the bridge plugin dropped inside Hermes, from its heartbeats (sum of deltas across plugin instances).'),
-  pluginInstances: gauge('hermes_plugin_instances', ['state'], 'delivery',
+  pluginCallbacksDropped: delivery.counter('hermes_plugin_callbacks_dropped_total', { hook: VALUES.plugin_hook, reason: VALUES.plugin_drop_reason }, 'delivery',
+    'Hook callbacks the bridge plugin dropped inside Hermes, from its heartbeats (sum of deltas across plugin instances), by reason ({reason}).'),
+  pluginInstances: delivery.gauge('hermes_plugin_instances', { state: VALUES.plugin_state }, 'delivery',
     'Bridge plugin instances seen: live (heartbeat within 3 intervals) or stale.'),
-  pluginLastSeen: gauge('hermes_plugin_last_seen_timestamp_seconds', [], 'delivery',
+  pluginLastSeen: delivery.gauge('hermes_plugin_last_seen_timestamp_seconds', {}, 'delivery',
     'Time the newest heartbeat or event from any bridge plugin instance arrived.'),
-  eventsLost: counter('hermes_sidecar_events_lost_total', [], 'delivery',
+  eventsLost: delivery.counter('hermes_sidecar_events_lost_total', {}, 'delivery',
     'Gaps in plugin sequence numbers: events that left Hermes but never arrived.'),
-  eventsDuplicate: counter('hermes_sidecar_events_duplicate_total', [], 'delivery',
-    'Events whose sequence number was already applied (retried batches); not counted twice.'),
-  orphanedSpans: counter('hermes_sidecar_orphaned_spans_total', ['kind'], 'delivery',
-    'Started spans whose terminal event never came within the span TTL, or that were evicted from a full map.'),
+  eventsDuplicate: delivery.counter('hermes_sidecar_events_duplicate_total', {}, 'delivery',
+    'Events already applied (a retried plugin batch, or a webhook delivery id seen before); not counted twice.'),
+  orphanedSpans: spans.counter('hermes_sidecar_orphaned_spans_total', { kind: VALUES.span_kind }, 'delivery',
+    'Started spans ({kind}) whose terminal event never came within the span TTL, or that were evicted from a full map.'),
 
   // Sidecar self-metrics
-  eventsReceived: counter('hermes_sidecar_events_received_total', ['source', 'event'], 'self',
-    'Events accepted for processing by source and hook name.'),
-  eventsRejected: counter('hermes_sidecar_events_rejected_total', ['reason'], 'self',
-    'Events (or whole requests) refused at the edge, by reason.'),
-  eventsDropped: counter('hermes_sidecar_events_dropped_total', ['reason'], 'self',
-    'Events refused for lack of capacity (queue_full, memory) or because the sidecar was shutting down; the sender is told to retry.'),
-  eventsIgnored: counter('hermes_sidecar_events_ignored_total', ['event'], 'self',
-    'Valid events that have no metric mapping.'),
-  lastEvent: gauge('hermes_sidecar_last_event_timestamp_seconds', [], 'self',
+  eventsReceived: ingestor.counter('hermes_sidecar_events_received_total', { source: VALUES.event_source, event: VALUES.event }, 'self',
+    'Events accepted for processing by source ({source}) and hook name.',
+    // Sources × event names would be 200 zero series; a source appears with its first event.
+    { preinit: false }),
+  eventsRejected: ingestErrors.counter('hermes_sidecar_events_rejected_total', { reason: VALUES.rejection_reason }, 'self',
+    'Events (or whole requests) refused at the edge, by reason ({reason}).'),
+  eventsDropped: ingestor.counter('hermes_sidecar_events_dropped_total', { reason: VALUES.drop_reason }, 'self',
+    'Events not applied, by reason ({reason}): the queue was full or the sidecar was shutting down (the sender is told to retry), or applying the event failed.'),
+  eventsIgnored: dispatcher.counter('hermes_sidecar_events_ignored_total', { event: VALUES.ignored_event }, 'self',
+    'Valid events that have no metric mapping.',
+    // Ignored events are expected noise; a zero per known name would only lengthen the scrape.
+    { preinit: false }),
+  lastEvent: dispatcher.gauge('hermes_sidecar_last_event_timestamp_seconds', {}, 'self',
     'Time the newest event was applied.'),
-  queueDepth: gauge('hermes_sidecar_queue_depth', [], 'self',
+  queueDepth: ingestor.gauge('hermes_sidecar_queue_depth', {}, 'self',
     'Batches waiting in the ingest queue.'),
-  queueCapacity: gauge('hermes_sidecar_queue_capacity', [], 'self',
+  queueCapacity: ingestor.gauge('hermes_sidecar_queue_capacity', {}, 'self',
     'Configured bound of the ingest queue, in batches.'),
-  ingestRequests: counter('hermes_sidecar_ingest_requests_total', ['route', 'code'], 'self',
-    'HTTP ingest requests by route and status code.'),
-  ingestBatchEvents: histogram('hermes_sidecar_ingest_batch_events', [], 'batch_events', 'self',
+  ingestRequests: ingestApp.counter('hermes_sidecar_ingest_requests_total', { route: VALUES.ingest_route, code: VALUES.ingest_code }, 'self',
+    'HTTP ingest requests by route and status code.',
+    // Not every code is possible on every route: a zero per combination would only mislead.
+    { preinit: false }),
+  ingestBatchEvents: admission.histogram('hermes_sidecar_ingest_batch_events', {}, 'batch_events', 'self',
     'Events (lines) per ingest request.'),
-  labelOverflow: counter('hermes_sidecar_label_overflow_total', ['label'], 'self',
+  labelOverflow: labelGuard.counter('hermes_sidecar_label_overflow_total', { label: OPEN_LABELS as readonly OpenLabel[] }, 'self',
     'Label values folded into "other" by the cardinality guard.'),
-  stateEvictions: counter('hermes_sidecar_state_evictions_total', ['table'], 'self',
-    'Entries evicted from a full state table before they expired: plugin_instances (sequence state) or sessions.'),
-  series: gauge('hermes_sidecar_series', [], 'self',
+  stateEvictions: stateTables.counter('hermes_sidecar_state_evictions_total', { table: VALUES.state_table }, 'self',
+    'Entries evicted from a full state table before they expired, by table ({table}).'),
+  liveSeries: registry.gauge('hermes_sidecar_series', {}, 'self',
     'Live label sets across agent metrics (a histogram label set counts once).'),
-  seriesLimit: gauge('hermes_sidecar_series_limit', [], 'self',
+  seriesLimit: registry.gauge('hermes_sidecar_series_limit', {}, 'self',
     'The global cap on live label sets across agent metrics.'),
-  seriesOverflow: counter('hermes_sidecar_series_overflow_total', ['metric'], 'self',
+  seriesOverflow: registry.counter('hermes_sidecar_series_overflow_total', { metric: agentMetricNames }, 'self',
     'New label sets folded into their overflow series (open labels as "other") because the global series cap was reached.'),
-  scrapeErrors: counter('hermes_sidecar_scrape_errors_total', ['stage'], 'self',
-    'Failures while rendering /metrics: a collector that threw (collect) or a render that failed and answered 500 (render).'),
-  buildInfo: gauge('hermes_sidecar_build_info', ['version', 'node_version'], 'self',
-    'Build information; always 1.'),
+  invalidValues: registry.counter('hermes_sidecar_invalid_values_total', {}, 'self',
+    'Values refused by the metric storage (not finite, or negative for a counter or histogram): a bug in the sidecar, never stored.'),
+  scrapeErrors: web.counter('hermes_sidecar_scrape_errors_total', { stage: VALUES.scrape_stage }, 'self',
+    'Failures while rendering /metrics, by stage ({stage}): a collector that threw (collect) or a render that failed and answered 500 (render).'),
+  buildInfo: root.gauge('hermes_sidecar_build_info', { version: INFO, revision: INFO, node_version: INFO }, 'self',
+    'Build information: package version, git revision at build time and Node.js version; always 1.'),
 } as const satisfies Record<string, MetricSpec>;
 
 export type Catalogue = typeof CATALOGUE;
 export type MetricKey = keyof Catalogue;
+/** The modules that own metrics (src/ paths without extension). */
+export type MetricOwner = Catalogue[MetricKey]['owner'];
+/** The metrics one module owns. */
+export type OwnedKeys<O extends MetricOwner> = { [K in MetricKey]: Catalogue[K]['owner'] extends O ? K : never }[MetricKey];
+
+/** The type of one label's value: a closed value, `unknown` or `other`; any string for the rest. */
+type ValueType<V> = V extends readonly (infer T extends string)[] ? T | 'unknown' | 'other' : string;
+export type LabelsOf<S extends MetricSpec> = { readonly [K in keyof S['labels']]: ValueType<S['labels'][K]> };
 
 /** Every metric name the sidecar exports itself (prom-client default metrics aside). */
 export const METRIC_NAMES: readonly string[] = Object.values(CATALOGUE).map((spec) => spec.name);

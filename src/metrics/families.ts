@@ -70,6 +70,8 @@ export interface FamilyOptions {
   readonly foldLabels: readonly string[];
   readonly foldValue: string;
   readonly onFold: () => void;
+  /** A refused value (not finite, or negative where it must not be): counted, never stored. */
+  readonly onInvalid: () => void;
 }
 
 export class Family {
@@ -98,18 +100,22 @@ export class Family {
 
   inc(labels: Labels, amount = 1): void {
     if (isCountable(amount)) this.seriesFor(labels).value += amount;
+    else this.options.onInvalid();
   }
 
   dec(labels: Labels, amount = 1): void {
     if (isCountable(amount)) this.seriesFor(labels).value -= amount;
+    else this.options.onInvalid();
   }
 
   set(labels: Labels, value: number): void {
     if (Number.isFinite(value)) this.seriesFor(labels).value = value;
+    else this.options.onInvalid();
   }
 
   observe(labels: Labels, value: number): void {
     if (isCountable(value)) this.observeInto(this.seriesFor(labels), value);
+    else this.options.onInvalid();
   }
 
   /**
@@ -122,12 +128,12 @@ export class Family {
     const fold = folded ? this.options.onFold : undefined;
     return {
       inc: (amount = 1) => {
-        if (!isCountable(amount)) return;
+        if (!isCountable(amount)) return this.options.onInvalid();
         fold?.();
         series.value += amount;
       },
       observe: (value) => {
-        if (!isCountable(value)) return;
+        if (!isCountable(value)) return this.options.onInvalid();
         fold?.();
         this.observeInto(series, value);
       },
@@ -143,10 +149,6 @@ export class Family {
     buckets[index] = (buckets[index] ?? 0) + 1;
     series.sum += value;
     series.count += 1;
-  }
-
-  reset(): void {
-    this.series.clear();
   }
 
   private keyOf(labels: Labels): string {

@@ -8,36 +8,30 @@
 
 export const UNKNOWN = 'unknown';
 export const OTHER = 'other';
+export type Fallback = typeof UNKNOWN | typeof OTHER;
 
 const MAX_LABEL_LENGTH = 128;
 // Control characters (C0, DEL, C1) never belong in a label value; removing them also keeps
-// NUL free for the series keys built from label values.
+// NUL free for the series keys the storage builds from label values.
 const CONTROL_CHARACTERS = /\p{Cc}/gu;
-
-/**
- * prom-client 15 keys its series by joining `name:value,` pairs without escaping, so a value
- * containing a comma can merge two distinct label sets. Percent-encoding `%` and `,` keeps
- * distinct values distinct and leaves every other value untouched.
- */
-function escapeSeparators(value: string): string {
-  if (!value.includes(',') && !value.includes('%')) return value;
-  return value.replaceAll('%', '%25').replaceAll(',', '%2C');
-}
 
 /** Trims, strips control characters, truncates and repairs lone surrogates; '' when nothing is left. */
 export function sanitizeLabelValue(raw: string): string {
   let value = raw.replace(CONTROL_CHARACTERS, '').trim();
   if (value.length > MAX_LABEL_LENGTH) value = value.slice(0, MAX_LABEL_LENGTH).trimEnd();
   // Lone surrogates would all render as U+FFFD and so merge distinct series in the output.
-  return escapeSeparators(value.toWellFormed());
+  return value.toWellFormed();
 }
 
-/** A value of a closed enumeration: itself when listed, `other` when not, `unknown` when absent. */
-export function closedLabel(allowed: ReadonlySet<string>, raw: string | undefined): string {
+/**
+ * A value of a closed set (declared in the catalogue's VALUES): itself when listed, `other` when
+ * not, `unknown` when absent.
+ */
+export function closedLabel<const V extends string>(allowed: ReadonlySet<V>, raw: string | undefined): V | Fallback {
   if (raw === undefined) return UNKNOWN;
   const value = raw.trim();
   if (value === '') return UNKNOWN;
-  return allowed.has(value) ? value : OTHER;
+  return (allowed as ReadonlySet<string>).has(value) ? (value as V) : OTHER;
 }
 
 /** Open label sets guarded by a per-label cap (METRICS.md, "Label rules"). */
@@ -91,7 +85,8 @@ export class LabelGuard {
 
   constructor(
     rules: LabelRules,
-    private readonly onFold: (label: OpenLabel) => void,
+    /** The guard's own counter: each fold into `other` counts once. */
+    private readonly metrics: { readonly labelOverflow: { inc(labels: { readonly label: OpenLabel }): void } },
   ) {
     this.states = Object.fromEntries(
       OPEN_LABELS.map((label) => {
@@ -119,7 +114,7 @@ export class LabelGuard {
       if (state.resolved.size < MAX_RESOLVED_PER_LABEL) state.resolved.set(raw, value);
       return value;
     }
-    this.onFold(label);
+    this.metrics.labelOverflow.inc({ label });
     return OTHER;
   }
 

@@ -9,13 +9,22 @@
  * global series budget.
  */
 import client from 'prom-client';
-import { CATALOGUE, type BucketSets, type Catalogue, type MetricKey, type MetricSpec } from './catalogue.js';
+import {
+  CATALOGUE,
+  closedValues,
+  type BucketSets,
+  type Catalogue,
+  type LabelsOf,
+  type MetricKey,
+  type MetricOwner,
+  type MetricSpec,
+  type OwnedKeys,
+} from './catalogue.js';
 import { Family, SeriesBudget } from './families.js';
 import { OPEN_LABELS, OTHER } from './labels.js';
 
 export { SeriesBudget } from './families.js';
-
-export type LabelsOf<S extends MetricSpec> = { readonly [K in S['labelNames'][number]]: string };
+export type { LabelsOf } from './catalogue.js';
 
 export interface CounterHandle {
   inc(amount?: number): void;
@@ -35,8 +44,6 @@ export interface GaugeFamily<S extends MetricSpec> {
   set(labels: LabelsOf<S>, value: number): void;
   inc(labels: LabelsOf<S>, amount?: number): void;
   dec(labels: LabelsOf<S>, amount?: number): void;
-  /** Drops every series (for gauges recomputed from state at scrape time). */
-  reset(): void;
 }
 
 export interface HistogramFamily<S extends MetricSpec> {
@@ -51,6 +58,30 @@ type FamilyOf<S extends MetricSpec> = S['type'] extends 'counter'
     : HistogramFamily<S>;
 
 export type Metrics = { readonly [K in MetricKey]: FamilyOf<Catalogue[K]> };
+
+/** The handles of the metrics one module owns: what that module is given, and all it can write. */
+export type OwnedMetrics<O extends MetricOwner> = Pick<Metrics, OwnedKeys<O>>;
+
+const METRIC_KEYS = Object.keys(CATALOGUE) as MetricKey[];
+
+/** Picks from `metrics` the handles `owner` owns (the catalogue says which). */
+export function metricsOwnedBy<O extends MetricOwner>(metrics: Metrics, owner: O): OwnedMetrics<O> {
+  const owned = METRIC_KEYS.filter((key) => CATALOGUE[key].owner === owner).map((key) => [key, metrics[key]]);
+  return Object.fromEntries(owned) as OwnedMetrics<O>;
+}
+
+/** Every combination of a metric's closed label values: the series that exist from the start. */
+export function initialLabelSets(spec: MetricSpec): Record<string, string>[] {
+  if (!spec.preinit) return [];
+  let sets: Record<string, string>[] = [{}];
+  for (const name of spec.labelNames) {
+    const declared = spec.labels[name];
+    const values = declared === undefined ? undefined : closedValues(declared);
+    if (values === undefined) return [];
+    sets = sets.flatMap((set) => values.map((value) => ({ ...set, [name]: value })));
+  }
+  return sets;
+}
 
 const LINT_FAILING_DEFAULT_METRICS = [
   'nodejs_active_handles_total',
@@ -99,19 +130,27 @@ export function createMetricsRegistry(options: RegistryOptions): MetricsRegistry
         budget: agent ? budget : undefined,
         foldLabels: spec.labelNames.filter((name) => openLabels.has(name)),
         foldValue: OTHER,
-        onFold: () => families.get('seriesOverflow')?.inc({ metric: spec.name }),
+        onFold: () => metrics.seriesOverflow.inc({ metric: spec.name }),
+        onInvalid: () => metrics.invalidValues.inc({}),
       }),
     );
   }
+  const metrics = Object.fromEntries(families) as unknown as Metrics;
+  for (const family of families.values()) {
+    for (const labels of initialLabelSets(family.spec)) family.handle(labels);
+  }
+  metrics.seriesLimit.set({}, options.maxAgentSeries);
   const runtime = runtimeRegistry(options.defaultMetrics);
   const ordered = [...families.values()];
   const agentFamilies = ordered.filter((family) => family.spec.scope === 'agent');
+  const agentSeries = (): number => agentFamilies.reduce((total, family) => total + family.size, 0);
 
   return {
-    metrics: Object.fromEntries(families) as unknown as Metrics,
+    metrics,
     contentType: client.Registry.PROMETHEUS_CONTENT_TYPE,
-    agentSeries: () => agentFamilies.reduce((total, family) => total + family.size, 0),
+    agentSeries,
     render: async () => {
+      metrics.liveSeries.set({}, agentSeries());
       const out: string[] = [];
       for (const family of ordered) family.render(out);
       const own = out.join('');

@@ -6,7 +6,7 @@
  * stale or partial text, so Prometheus marks the target down (`up == 0`).
  */
 import express, { type Express, type Response } from 'express';
-import type { Metrics, MetricsRegistry } from '../metrics/registry.js';
+import { metricsOwnedBy, type MetricsRegistry, type OwnedMetrics } from '../metrics/registry.js';
 
 export interface WebAppOptions {
   readonly registry: MetricsRegistry;
@@ -36,7 +36,7 @@ function landingPage(telemetryPath: string, version: string): string {
 }
 
 /** Runs every collector (a failing one does not stop the others); false when any failed. */
-function runCollectors(options: WebAppOptions, metrics: Metrics): boolean {
+function runCollectors(options: WebAppOptions, metrics: OwnedMetrics<'web/app'>): boolean {
   let ok = true;
   for (const collect of options.collectors) {
     try {
@@ -59,7 +59,7 @@ export function createWebApp(options: WebAppOptions): Express {
   app.disable('x-powered-by');
   // An ETag would hash every multi-megabyte exposition; scrapes are never conditional.
   app.disable('etag');
-  const { metrics } = options.registry;
+  const metrics = metricsOwnedBy(options.registry.metrics, 'web/app');
   const page = landingPage(options.telemetryPath, options.version);
 
   app.get(options.telemetryPath, async (_request, response) => {

@@ -61,7 +61,6 @@ describe('normalizeLine', () => {
   it('reads the plugin line metadata', () => {
     const result = normalizeLine(
       { event: 'pre_tool_call', observed_at: 1234.5, instance: 'i', seq: 7, data: { tool_name: 'x', tool_call_id: 'c' } },
-      'plugin',
       now,
     );
     expect(result).toEqual({
@@ -79,7 +78,7 @@ describe('normalizeLine', () => {
 
   it('falls back to the arrival time when observed_at is missing or not a positive finite number', () => {
     for (const observed of [undefined, 'soon', -5, 0, null]) {
-      const result = normalizeLine({ event: 'x', observed_at: observed, data: {} }, 'plugin', now);
+      const result = normalizeLine({ event: 'x', observed_at: observed, data: {} }, now);
       expect(result.ok && result.event.observedAt).toBe(now);
     }
   });
@@ -99,13 +98,12 @@ describe('normalizeLine', () => {
     [{ event: 'x', seq: 3 }, 'invalid_event'],
     [{ event: 'x', instance: 7, seq: 3 }, 'invalid_event'],
   ])('rejects %j as %s', (line, reason) => {
-    expect(normalizeLine(line, 'plugin', now)).toEqual({ ok: false, reason });
+    expect(normalizeLine(line, now)).toEqual({ ok: false, reason });
   });
 
   it('treats a wrong-typed field as absent without failing the event', () => {
     const result = normalizeLine(
       { event: 'post_tool_call', tool_name: 12, duration_ms: 'slow', status: ['ok'], tool_call_id: '' },
-      'plugin',
       now,
     );
     expect(result.ok && result.event.data).toEqual({
@@ -121,7 +119,7 @@ describe('normalizeLine', () => {
 
   it('does not resolve hook names through the object prototype', () => {
     for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
-      const result = normalizeLine({ event: name, data: {} }, 'plugin', now);
+      const result = normalizeLine({ event: name, data: {} }, now);
       expect(result.ok && result.event.data).toEqual({ type: 'ignored' });
     }
   });

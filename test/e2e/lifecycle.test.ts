@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hashSync } from 'bcryptjs';
+import { REVISION } from '../../src/version.js';
 import { MAIN, startSidecarProcess } from '../support/process.js';
 
 const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
@@ -23,7 +24,7 @@ describe('start-up', () => {
       expect(metrics.status).toBe(200);
       expect(metrics.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
       const text = await metrics.text();
-      expect(text).toMatch(/^hermes_sidecar_build_info\{version="0\.1\.0",node_version="v20\.\d+\.\d+"\} 1$/m);
+      expect(text).toMatch(new RegExp(`^hermes_sidecar_build_info\\{version="0\\.1\\.0",revision="${REVISION}",node_version="v20\\.\\d+\\.\\d+"\\} 1$`, 'm'));
       expect(text).toMatch(/^hermes_sidecar_queue_capacity 1024$/m);
       expect(text).toMatch(/^process_resident_memory_bytes \d+$/m);
       expect(await (await fetch(`${sidecar.web}/-/healthy`)).text()).toBe('Healthy\n');

@@ -46,11 +46,11 @@ describe.skipIf(python.path === undefined)(`bridge plugin end to end${python.ski
     expect(get('hermes_api_errors_total', { ...main, reason: 'rate_limit', status_code: '429', retryable: 'true' })).toBe(1);
     expect(get('hermes_api_retries_total', { ...main, reason: 'rate_limit' })).toBe(1);
     expect(get('hermes_api_request_duration_seconds_sum', { ...main, outcome: 'success' })).toBe(20.5);
-    expect(get('hermes_tokens_total', { ...main, type: 'input' })).toBe(5454);
-    expect(get('hermes_tokens_total', { ...main, type: 'cache_read' })).toBe(80530);
-    expect(get('hermes_tokens_total', { ...main, type: 'cache_write' })).toBe(2752);
-    expect(get('hermes_tokens_total', { ...main, type: 'output' })).toBe(1492);
-    expect(get('hermes_tokens_total', { ...main, type: 'reasoning' })).toBe(64);
+    expect(get('hermes_tokens_total', { ...main, token_type: 'input' })).toBe(5454);
+    expect(get('hermes_tokens_total', { ...main, token_type: 'cache_read' })).toBe(80530);
+    expect(get('hermes_tokens_total', { ...main, token_type: 'cache_write' })).toBe(2752);
+    expect(get('hermes_tokens_total', { ...main, token_type: 'output' })).toBe(1492);
+    expect(get('hermes_tokens_total', { ...main, token_type: 'reasoning' })).toBe(64);
     expect(get('hermes_api_finish_reasons_total', { ...main, finish_reason: 'tool_calls' })).toBe(3);
     expect(get('hermes_api_finish_reasons_total', { ...main, finish_reason: 'stop' })).toBe(4);
     expect(get('hermes_turns_started_total', { platform: 'cli', model: M })).toBe(2);

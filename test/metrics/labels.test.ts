@@ -6,8 +6,8 @@ describe('sanitizeLabelValue', () => {
     ['  openrouter  ', 'openrouter'],
     ['a\nb\tc\u0000d\u007f\u0085e', 'abcde'],
     ['x'.repeat(200), 'x'.repeat(128)],
-    ['a,b', 'a%2Cb'],
-    ['50%', '50%25'],
+    ['a,b', 'a,b'],
+    ['50%', '50%'],
     ['\ud800lone', '\ufffdlone'],
     ['', ''],
     ['\n\t ', ''],
@@ -37,7 +37,7 @@ describe('closedLabel', () => {
 describe('LabelGuard', () => {
   const guardWith = (rules: Partial<Record<OpenLabel, object>> = {}) => {
     const folds: string[] = [];
-    const guard = new LabelGuard({ ...defaultLabelRules(), ...rules } as ReturnType<typeof defaultLabelRules>, (label) => folds.push(label));
+    const guard = new LabelGuard({ ...defaultLabelRules(), ...rules } as ReturnType<typeof defaultLabelRules>, { labelOverflow: { inc: ({ label }) => folds.push(label) } });
     return { guard, folds };
   };
 

@@ -1,24 +1,24 @@
 /** Provider API calls: pre/post_api_request, api_request_error and the auxiliary variants. */
-import type { ApiCall, EventData, Usage } from '../../contract/events.js';
+import type { ApiCall, ApiKind, EventData, Usage } from '../../contract/events.js';
+import type { ValueOf } from '../../metrics/catalogue.js';
 import { UNKNOWN } from '../../metrics/labels.js';
-import type { CounterHandle, HistogramHandle, Metrics } from '../../metrics/registry.js';
-import { compositeKey, spanTable, type RecorderContext } from './context.js';
+import type { CounterHandle, HistogramHandle, OwnedMetrics } from '../../metrics/registry.js';
+import { compositeKey, GaugeTally, spanTable, type Collectable, type RecorderContext } from './context.js';
+
+type ApiMetrics = OwnedMetrics<'correlate/recorders/api'>;
 
 type Succeeded = Extract<EventData, { type: 'api_attempt_succeeded' }>;
 type Failed = Extract<EventData, { type: 'api_attempt_failed' }>;
 
 interface CallLabels {
-  readonly kind: string;
+  readonly kind: ApiKind;
   readonly provider: string;
   readonly model: string;
 }
 
-interface OpenAttempt {
-  readonly kind: string;
-  readonly provider: string;
-}
+type OpenAttempt = { readonly kind: ApiKind; readonly provider: string };
 
-const TOKEN_TYPES: readonly [keyof Usage, string][] = [
+const TOKEN_TYPES: readonly [keyof Usage, ValueOf<'token_type'>][] = [
   ['input', 'input'],
   ['cacheRead', 'cache_read'],
   ['cacheWrite', 'cache_write'],
@@ -28,8 +28,9 @@ const TOKEN_TYPES: readonly [keyof Usage, string][] = [
 // Handle keys built once, not per write.
 const TOKEN_KEYS: ReadonlyMap<string, string> = new Map(TOKEN_TYPES.map(([, type]) => [type, `tokens:${type}`]));
 
-function retryableLabel(retryable: boolean | undefined): string {
-  return retryable === undefined ? UNKNOWN : String(retryable);
+function retryableLabel(retryable: boolean | undefined): ValueOf<'retryable'> | typeof UNKNOWN {
+  if (retryable === undefined) return UNKNOWN;
+  return retryable ? 'true' : 'false';
 }
 
 /**
@@ -54,7 +55,7 @@ class CallSeries {
   private readonly handles = new Map<string, CounterHandle & HistogramHandle>();
 
   constructor(
-    private readonly metrics: Metrics,
+    private readonly metrics: ApiMetrics,
     readonly labels: CallLabels,
   ) {}
 
@@ -74,8 +75,10 @@ class CallSeries {
     return this.memo('prompt', () => this.metrics.apiPromptTokens.handle(this.labels));
   }
 
-  tokens(type: string): CounterHandle {
-    return this.memo(TOKEN_KEYS.get(type) ?? `tokens:${type}`, () => this.metrics.tokens.handle({ ...this.labels, type }));
+  tokens(tokenType: ValueOf<'token_type'>): CounterHandle {
+    return this.memo(TOKEN_KEYS.get(tokenType) ?? `tokens:${tokenType}`, () =>
+      this.metrics.tokens.handle({ ...this.labels, token_type: tokenType }),
+    );
   }
 
   /** `reason` is a guarded label value, so this map is bounded by its cap. */
@@ -93,25 +96,32 @@ class CallSeries {
   }
 }
 
-export class ApiRecorder {
-  private readonly metrics: Metrics;
+export class ApiRecorder implements Collectable {
   // Guarded (kind, provider, model) → its series; bounded by the provider and model caps.
   private readonly calls = new Map<string, CallSeries>();
   // Keyed by kind and api_request_id: retries reuse the id, and a post/error closes the open attempt.
   private readonly inFlight;
+  private readonly inFlightTally = new GaugeTally<OpenAttempt>();
 
-  constructor(private readonly context: RecorderContext) {
-    this.metrics = context.metrics;
-    this.inFlight = spanTable<OpenAttempt>(context, 'api', (attempt) =>
-      this.metrics.apiRequestsInFlight.dec(attempt),
-    );
+  constructor(
+    private readonly context: RecorderContext,
+    private readonly metrics: ApiMetrics,
+  ) {
+    this.inFlight = spanTable<OpenAttempt>(context, 'api');
   }
 
   started(call: ApiCall): void {
     if (call.requestId === undefined) return;
     const attempt = { kind: call.kind, provider: this.context.labels.value('provider', call.provider) };
-    this.metrics.apiRequestsInFlight.inc(attempt);
+    this.inFlightTally.opened(attempt);
     this.inFlight.open(compositeKey(call.kind, call.requestId), attempt);
+  }
+
+  /** Attempts in flight, counted from the open spans. */
+  collect(): void {
+    for (const [labels, count] of this.inFlightTally.tally(this.inFlight.values(), (labels) => labels)) {
+      this.metrics.apiRequestsInFlight.set(labels, count);
+    }
   }
 
   succeeded(event: Succeeded): void {
@@ -142,10 +152,7 @@ export class ApiRecorder {
 
   /** Closes the open attempt (if its pre event was seen) and returns the call's series. */
   private finish(call: ApiCall): CallSeries {
-    if (call.requestId !== undefined) {
-      const open = this.inFlight.close(compositeKey(call.kind, call.requestId));
-      if (open !== undefined) this.metrics.apiRequestsInFlight.dec(open.value);
-    }
+    if (call.requestId !== undefined) this.inFlight.close(compositeKey(call.kind, call.requestId));
     const provider = this.context.labels.value('provider', call.provider);
     const model = this.context.labels.value('model', call.model);
     // Guarded values hold no control characters, so NUL separates them unambiguously.

@@ -1,46 +1,47 @@
 /**
  * Approvals: pre_approval_request opens, post_approval_response closes. Hermes sends no request
  * id, so a response matches its request by tool_call_id when set, else first-in-first-out per
- * session_key (what the OpenTelemetry branch does).
+ * session_key (the order Hermes answers a session's approvals in).
  */
 import type { EventData } from '../../contract/events.js';
-import { closedLabel } from '../../metrics/labels.js';
-import type { Metrics } from '../../metrics/registry.js';
-import { compositeKey, spanTable, type RecorderContext } from './context.js';
+import { VALUES, type ValueOf } from '../../metrics/catalogue.js';
+import { closedLabel, type Fallback } from '../../metrics/labels.js';
+import type { OwnedMetrics } from '../../metrics/registry.js';
+import { compositeKey, GaugeTally, spanTable, type Collectable, type RecorderContext } from './context.js';
 
 type Approval = Extract<EventData, { type: 'approval_requested' | 'approval_responded' }>;
 
-const SURFACES: ReadonlySet<string> = new Set(['cli', 'gateway', 'smart']);
-const CHOICES: ReadonlySet<string> = new Set([
-  'once',
-  'session',
-  'always',
-  'deny',
-  'timeout',
-  'cancelled',
-  'notify_failed',
-  'smart_approve',
-  'smart_deny',
-]);
+const SURFACES = new Set(VALUES.approval_surface);
+const CHOICES = new Set(VALUES.approval_choice);
+
+type Surface = ValueOf<'approval_surface'> | Fallback;
 
 interface PendingApproval {
-  readonly surface: string;
+  readonly surface: Surface;
   readonly requestedAt: number;
   /** The session_key queue this request waits in, when it has no tool_call_id. */
   readonly fifo: string | undefined;
   readonly key: string;
 }
 
-export class ApprovalRecorder {
-  private readonly metrics: Metrics;
+export class ApprovalRecorder implements Collectable {
   private readonly pending;
+  private readonly pendingTally = new GaugeTally<{ surface: Surface }>();
   // session_key → keys of its requests without tool_call_id, oldest first.
   private readonly fifos = new Map<string, string[]>();
   private nextFifoId = 0;
 
-  constructor(private readonly context: RecorderContext) {
-    this.metrics = context.metrics;
+  constructor(
+    private readonly context: RecorderContext,
+    private readonly metrics: OwnedMetrics<'correlate/recorders/approvals'>,
+  ) {
     this.pending = spanTable<PendingApproval>(context, 'approval', (approval) => this.forget(approval));
+  }
+
+  /** Approvals pending, counted from the open spans. */
+  collect(): void {
+    const tally = this.pendingTally.tally(this.pending.values(), (approval) => ({ surface: approval.surface }));
+    for (const [labels, count] of tally) this.metrics.approvalsPending.set(labels, count);
   }
 
   requested(event: Approval, observedAt: number): void {
@@ -53,7 +54,7 @@ export class ApprovalRecorder {
     const key =
       fifo === undefined ? compositeKey('id', event.toolCallId ?? '') : compositeKey('fifo', String(this.nextFifoId++));
     if (fifo !== undefined) this.queueOf(fifo).push(key);
-    this.metrics.approvalsPending.inc({ surface });
+    this.pendingTally.opened({ surface });
     this.pending.open(key, { surface, requestedAt: observedAt, fifo, key });
   }
 
@@ -77,9 +78,8 @@ export class ApprovalRecorder {
     return key === undefined ? undefined : this.pending.close(key)?.value;
   }
 
-  /** Undoes a request's pending gauge and removes it from its queue. */
+  /** Removes a request from its session's queue. */
   private forget(approval: PendingApproval): void {
-    this.metrics.approvalsPending.dec({ surface: approval.surface });
     if (approval.fifo === undefined) return;
     const queue = this.fifos.get(approval.fifo);
     if (queue === undefined) return;

@@ -1,8 +1,9 @@
-/** What every recorder is built from: the metrics, the label guard, the clock and the span limits. */
+/** What every recorder is built from: the label guard, the clock, the span limits and the span tables' counter. */
 import type { Clock } from '../../clock.js';
 import { SpanTable, type OrphanCause } from '../spans.js';
+import type { ValueOf } from '../../metrics/catalogue.js';
 import type { LabelGuard } from '../../metrics/labels.js';
-import type { Metrics } from '../../metrics/registry.js';
+import type { OwnedMetrics } from '../../metrics/registry.js';
 
 export interface SpanLimits {
   readonly ttlSeconds: number;
@@ -13,37 +14,80 @@ export interface Sweepable {
   sweep(): void;
 }
 
+/** A recorder with gauges computed from its state at scrape time. */
+export interface Collectable {
+  collect(): void;
+}
+
 export interface RecorderContext {
-  readonly metrics: Metrics;
   readonly labels: LabelGuard;
   readonly clock: Clock;
   readonly spans: SpanLimits;
   readonly sessionTtlSeconds: number;
   /** Each recorder registers its tables here so one timer sweeps them all. */
   readonly track: (table: Sweepable) => void;
+  /** The span tables' counter of spans that never saw their terminal event. */
+  readonly spanMetrics: OwnedMetrics<'correlate/recorders/context'>;
+  /** Counts an entry evicted from a full state table. */
+  readonly evicted: (table: ValueOf<'state_table'>) => void;
 }
 
-export const SPAN_KINDS = ['api', 'tool', 'turn', 'approval', 'subagent'] as const;
-export type SpanKind = (typeof SPAN_KINDS)[number];
+export type SpanKind = ValueOf<'span_kind'>;
 
 /** A span table whose lost entries count as orphaned spans of one kind. */
 export function spanTable<V>(
   context: RecorderContext,
   kind: SpanKind,
-  undo: (value: V, cause: OrphanCause) => void,
+  onOrphan: (value: V, cause: OrphanCause) => void = () => undefined,
 ): SpanTable<V> {
   const table = new SpanTable<V>({
     clock: context.clock,
     ttlSeconds: context.spans.ttlSeconds,
     maxEntries: context.spans.maxEntries,
     onOrphan: (value, cause) => {
-      undo(value, cause);
-      context.metrics.orphanedSpans.inc({ kind });
+      onOrphan(value, cause);
+      context.spanMetrics.orphanedSpans.inc({ kind });
     },
   });
   context.track(table);
   return table;
 }
+
+/**
+ * Counts open entries per label set for a gauge set at scrape time. Every label set a span was
+ * opened with is reported, at 0 once its spans are gone, so a series exists from its first span
+ * on, scraped in between or not. Label values are guarded, so the label sets remembered are
+ * bounded by the label caps.
+ */
+export class GaugeTally<L extends { readonly [label: string]: string }> {
+  private readonly seen = new Map<string, L>();
+
+  /** Remembers the label set of a span being opened. */
+  opened(labels: L): void {
+    const key = keyOf(labels);
+    if (!this.seen.has(key)) this.seen.set(key, labels);
+  }
+
+  /** [labels, count] for every label set seen so far; `labelsOf` picks the labels of an entry. */
+  tally<V>(entries: Iterable<V>, labelsOf: (entry: V) => L): [L, number][] {
+    const counts = new Map<string, [L, number]>();
+    for (const [key, labels] of this.seen) counts.set(key, [labels, 0]);
+    for (const entry of entries) {
+      const labels = labelsOf(entry);
+      const key = keyOf(labels);
+      const count = counts.get(key);
+      if (count !== undefined) count[1] += 1;
+      else {
+        counts.set(key, [labels, 1]);
+        this.seen.set(key, labels);
+      }
+    }
+    return [...counts.values()];
+  }
+}
+
+// Guarded values hold no control characters, so NUL separates them unambiguously.
+const keyOf = (labels: { readonly [label: string]: string }): string => Object.values(labels).join('\u0000');
 
 /**
  * A map key made of several opaque ids. Length prefixes keep it injective whatever the ids

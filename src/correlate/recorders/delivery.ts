@@ -1,27 +1,25 @@
-/** Delivery health: the plugin's drop reports, sequence gaps and duplicates. */
-import { eventLabel } from '../../contract/hooks.js';
+/** Delivery health: the plugin's drop reports, plugin instances, sequence gaps and duplicates. */
 import type { DropDelta } from '../instances.js';
+import { VALUES } from '../../metrics/catalogue.js';
 import { closedLabel } from '../../metrics/labels.js';
-import type { Metrics } from '../../metrics/registry.js';
+import type { OwnedMetrics } from '../../metrics/registry.js';
+import type { Collectable } from './context.js';
 
-export const DROP_REASONS: readonly string[] = [
-  'queue_full',
-  'serialize_error',
-  'callback_error',
-  'send_failed',
-  'shutdown',
-];
-const KNOWN_DROP_REASONS: ReadonlySet<string> = new Set(DROP_REASONS);
+const HOOKS = new Set(VALUES.plugin_hook);
+const DROP_REASONS = new Set(VALUES.plugin_drop_reason);
 
-export class DeliveryRecorder {
-  constructor(private readonly metrics: Metrics) {}
+/** Plugin instances by liveness, read at scrape time. */
+export type Liveness = () => { readonly live: number; readonly stale: number };
+
+export class DeliveryRecorder implements Collectable {
+  constructor(
+    private readonly metrics: OwnedMetrics<'correlate/recorders/delivery'>,
+    private readonly liveness: Liveness,
+  ) {}
 
   dropped(deltas: readonly DropDelta[]): void {
     for (const { hook, reason, delta } of deltas) {
-      this.metrics.pluginCallbacksDropped.inc(
-        { hook: eventLabel(hook), reason: closedLabel(KNOWN_DROP_REASONS, reason) },
-        delta,
-      );
+      this.metrics.pluginCallbacksDropped.inc({ hook: closedLabel(HOOKS, hook), reason: closedLabel(DROP_REASONS, reason) }, delta);
     }
   }
 
@@ -29,11 +27,18 @@ export class DeliveryRecorder {
     if (events > 0) this.metrics.eventsLost.inc({}, events);
   }
 
+  /** An event already applied: a plugin line whose seq was seen, or a webhook delivery id seen before. */
   duplicate(): void {
     this.metrics.eventsDuplicate.inc({});
   }
 
   pluginSeen(at: number): void {
     this.metrics.pluginLastSeen.set({}, at);
+  }
+
+  collect(): void {
+    const { live, stale } = this.liveness();
+    this.metrics.pluginInstances.set({ state: 'live' }, live);
+    this.metrics.pluginInstances.set({ state: 'stale' }, stale);
   }
 }

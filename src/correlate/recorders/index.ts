@@ -1,8 +1,9 @@
-/** All recorders, built from one context. */
+/** All recorders, each built with the metrics it owns. */
+import { metricsOwnedBy, type Metrics } from '../../metrics/registry.js';
 import { ApiRecorder } from './api.js';
 import { ApprovalRecorder } from './approvals.js';
-import type { RecorderContext } from './context.js';
-import { DeliveryRecorder } from './delivery.js';
+import type { Collectable, RecorderContext } from './context.js';
+import { DeliveryRecorder, type Liveness } from './delivery.js';
 import { RunRecorder } from './runs.js';
 import { SessionRecorder } from './sessions.js';
 import { SubagentRecorder } from './subagents.js';
@@ -20,17 +21,23 @@ export interface Recorders {
   readonly delivery: DeliveryRecorder;
 }
 
-export function createRecorders(context: RecorderContext): Recorders {
+export function createRecorders(context: RecorderContext, metrics: Metrics, liveness: Liveness): Recorders {
   return {
-    api: new ApiRecorder(context),
-    turns: new TurnRecorder(context),
-    tools: new ToolRecorder(context),
-    approvals: new ApprovalRecorder(context),
-    sessions: new SessionRecorder(context),
-    subagents: new SubagentRecorder(context),
-    runs: new RunRecorder(context),
-    delivery: new DeliveryRecorder(context.metrics),
+    api: new ApiRecorder(context, metricsOwnedBy(metrics, 'correlate/recorders/api')),
+    turns: new TurnRecorder(context, metricsOwnedBy(metrics, 'correlate/recorders/turns')),
+    tools: new ToolRecorder(context, metricsOwnedBy(metrics, 'correlate/recorders/tools')),
+    approvals: new ApprovalRecorder(context, metricsOwnedBy(metrics, 'correlate/recorders/approvals')),
+    sessions: new SessionRecorder(context, metricsOwnedBy(metrics, 'correlate/recorders/sessions')),
+    subagents: new SubagentRecorder(context, metricsOwnedBy(metrics, 'correlate/recorders/subagents')),
+    runs: new RunRecorder(context, metricsOwnedBy(metrics, 'correlate/recorders/runs')),
+    delivery: new DeliveryRecorder(metricsOwnedBy(metrics, 'correlate/recorders/delivery'), liveness),
   };
 }
 
-export { SPAN_KINDS, type RecorderContext, type Sweepable } from './context.js';
+/** The recorders whose gauges are computed at scrape time. */
+export function collectables(recorders: Recorders): Collectable[] {
+  const { api, tools, approvals, sessions, subagents, delivery } = recorders;
+  return [api, tools, approvals, sessions, subagents, delivery];
+}
+
+export type { Collectable, RecorderContext, Sweepable } from './context.js';

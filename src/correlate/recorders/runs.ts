@@ -1,17 +1,16 @@
 /** Agent runs and memory writes: the envelope events agent_end and memory_write. */
 import type { EventData } from '../../contract/events.js';
-import type { Metrics } from '../../metrics/registry.js';
+import type { OwnedMetrics } from '../../metrics/registry.js';
 import type { RecorderContext } from './context.js';
 
 type RunFinished = Extract<EventData, { type: 'agent_run_finished' }>;
 type MemoryWritten = Extract<EventData, { type: 'memory_written' }>;
 
 export class RunRecorder {
-  private readonly metrics: Metrics;
-
-  constructor(private readonly context: RecorderContext) {
-    this.metrics = context.metrics;
-  }
+  constructor(
+    private readonly context: RecorderContext,
+    private readonly metrics: OwnedMetrics<'correlate/recorders/runs'>,
+  ) {}
 
   runFinished(event: RunFinished): void {
     const labels = { stop_reason: this.context.labels.value('stop_reason', event.stopReason) };

@@ -5,27 +5,29 @@
  */
 import type { EventData } from '../../contract/events.js';
 import { SpanTable } from '../spans.js';
+import { VALUES } from '../../metrics/catalogue.js';
 import { closedLabel } from '../../metrics/labels.js';
-import type { Metrics } from '../../metrics/registry.js';
-import type { RecorderContext } from './context.js';
+import type { OwnedMetrics } from '../../metrics/registry.js';
+import { GaugeTally, type Collectable, type RecorderContext } from './context.js';
 
 type Lifecycle = Extract<EventData, { type: 'session_started' | 'session_finalized' | 'session_reset' }>;
 
-const SESSION_EVENTS: ReadonlySet<string> = new Set(['created', 'switched', 'reset', 'resumed']);
+const SESSION_EVENTS = new Set(VALUES.session_event);
 
-export class SessionRecorder {
-  private readonly metrics: Metrics;
+export class SessionRecorder implements Collectable {
   private readonly active: SpanTable<{ platform: string }>;
+  private readonly activeTally = new GaugeTally<{ platform: string }>();
 
-  constructor(private readonly context: RecorderContext) {
-    this.metrics = context.metrics;
+  constructor(
+    private readonly context: RecorderContext,
+    private readonly metrics: OwnedMetrics<'correlate/recorders/sessions'>,
+  ) {
     this.active = new SpanTable({
       clock: context.clock,
       ttlSeconds: context.sessionTtlSeconds,
       maxEntries: context.spans.maxEntries,
-      onOrphan: (labels, cause) => {
-        this.metrics.sessionsActive.dec(labels);
-        if (cause === 'evicted') this.metrics.stateEvictions.inc({ table: 'sessions' });
+      onOrphan: (_labels, cause) => {
+        if (cause === 'evicted') context.evicted('sessions');
       },
     });
     context.track(this.active);
@@ -35,15 +37,18 @@ export class SessionRecorder {
     const labels = { platform: this.context.labels.value('platform', event.platform) };
     this.metrics.sessionsStarted.inc(labels);
     if (event.sessionId === undefined) return;
-    this.metrics.sessionsActive.inc(labels);
+    this.activeTally.opened(labels);
     this.active.open(event.sessionId, labels);
+  }
+
+  /** Sessions active, counted from the table. */
+  collect(): void {
+    for (const [labels, count] of this.activeTally.tally(this.active.values(), (labels) => labels)) this.metrics.sessionsActive.set(labels, count);
   }
 
   finalized(event: Lifecycle): void {
     this.metrics.sessionsFinalized.inc({ platform: this.context.labels.value('platform', event.platform) });
-    if (event.sessionId === undefined) return;
-    const open = this.active.close(event.sessionId);
-    if (open !== undefined) this.metrics.sessionsActive.dec(open.value);
+    if (event.sessionId !== undefined) this.active.close(event.sessionId);
   }
 
   reset(event: Lifecycle): void {

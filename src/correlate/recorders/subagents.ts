@@ -1,36 +1,41 @@
 /** Subagents: subagent_start opens, subagent_stop closes, matched by child_session_id. */
 import type { EventData } from '../../contract/events.js';
+import { VALUES } from '../../metrics/catalogue.js';
 import { closedLabel } from '../../metrics/labels.js';
-import type { Metrics } from '../../metrics/registry.js';
-import { spanTable, type RecorderContext } from './context.js';
+import type { OwnedMetrics } from '../../metrics/registry.js';
+import { GaugeTally, spanTable, type Collectable, type RecorderContext } from './context.js';
 
 type Started = Extract<EventData, { type: 'subagent_started' }>;
 type Stopped = Extract<EventData, { type: 'subagent_stopped' }>;
 
-const STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'interrupted', 'timeout', 'error']);
+const STATUSES = new Set(VALUES.subagent_status);
 
-export class SubagentRecorder {
-  private readonly metrics: Metrics;
+export class SubagentRecorder implements Collectable {
   private readonly active;
+  private readonly activeTally = new GaugeTally<{ role: string }>();
 
-  constructor(private readonly context: RecorderContext) {
-    this.metrics = context.metrics;
-    this.active = spanTable<{ role: string }>(context, 'subagent', (labels) => this.metrics.subagentsActive.dec(labels));
+  constructor(
+    private readonly context: RecorderContext,
+    private readonly metrics: OwnedMetrics<'correlate/recorders/subagents'>,
+  ) {
+    this.active = spanTable<{ role: string }>(context, 'subagent');
   }
 
   started(event: Started): void {
     const labels = { role: this.context.labels.value('role', event.role) };
     this.metrics.subagentsStarted.inc(labels);
     if (event.childSessionId === undefined) return;
-    this.metrics.subagentsActive.inc(labels);
+    this.activeTally.opened(labels);
     this.active.open(event.childSessionId, labels);
   }
 
+  /** Subagents running, counted from the open spans. */
+  collect(): void {
+    for (const [labels, count] of this.activeTally.tally(this.active.values(), (labels) => labels)) this.metrics.subagentsActive.set(labels, count);
+  }
+
   stopped(event: Stopped): void {
-    if (event.childSessionId !== undefined) {
-      const open = this.active.close(event.childSessionId);
-      if (open !== undefined) this.metrics.subagentsActive.dec(open.value);
-    }
+    if (event.childSessionId !== undefined) this.active.close(event.childSessionId);
     const labels = {
       role: this.context.labels.value('role', event.role),
       status: closedLabel(STATUSES, event.status),

@@ -3,8 +3,9 @@
  * turn_end closes it. API attempts and tool calls carrying the turn_id are counted into it.
  */
 import type { EventData } from '../../contract/events.js';
+import type { ValueOf } from '../../metrics/catalogue.js';
 import { UNKNOWN } from '../../metrics/labels.js';
-import type { Metrics } from '../../metrics/registry.js';
+import type { OwnedMetrics } from '../../metrics/registry.js';
 import { spanTable, type RecorderContext } from './context.js';
 
 type Started = Extract<EventData, { type: 'turn_started' }>;
@@ -20,7 +21,7 @@ interface TurnState {
 }
 
 /** on_session_end's flags as one outcome; all flags absent is unknown. */
-export function turnOutcome(event: Finished): string {
+export function turnOutcome(event: Finished): ValueOf<'turn_outcome'> | typeof UNKNOWN {
   const { completed, failed, interrupted } = event;
   if (completed === undefined && failed === undefined && interrupted === undefined) return UNKNOWN;
   if (failed === true) return 'failed';
@@ -37,13 +38,14 @@ export function exitReasonBase(reason: string | undefined): string | undefined {
 }
 
 export class TurnRecorder {
-  private readonly metrics: Metrics;
   private readonly turns;
 
-  constructor(private readonly context: RecorderContext) {
-    this.metrics = context.metrics;
+  constructor(
+    private readonly context: RecorderContext,
+    private readonly metrics: OwnedMetrics<'correlate/recorders/turns'>,
+  ) {
     // A turn that never ends is orphaned, whether it was opened by pre_llm_call or by its calls.
-    this.turns = spanTable<TurnState>(context, 'turn', () => undefined);
+    this.turns = spanTable<TurnState>(context, 'turn');
   }
 
   started(event: Started, observedAt: number): void {

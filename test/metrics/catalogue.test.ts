@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { CATALOGUE, closedValues, DEFAULT_BUCKETS, VALUES, type MetricSpec } from '../../src/metrics/catalogue.js';
+import { createMetricsRegistry, initialLabelSets } from '../../src/metrics/registry.js';
+import { OPEN_LABELS } from '../../src/metrics/labels.js';
+
+const SPECS: MetricSpec[] = Object.values(CATALOGUE);
+const words = (text: string): Set<string> => new Set(text.match(/[\w/]+/g) ?? []);
+
+describe('the catalogue', () => {
+  it('fills every HELP placeholder', () => {
+    expect(SPECS.filter((spec) => /[{}]/.test(spec.help)).map((spec) => spec.name)).toEqual([]);
+  });
+
+  it('lists all of a closed label\'s values in a HELP text that lists some of them (no drift)', () => {
+    const drifted: string[] = [];
+    for (const spec of SPECS) {
+      const help = words(spec.help);
+      for (const label of spec.labelNames) {
+        const values = closedValues(spec.labels[label] ?? 'open') ?? [];
+        const named = values.filter((value) => help.has(value));
+        if (named.length >= 2 && named.length < values.length) drifted.push(`${spec.name}{${label}}: ${values.filter((value) => !help.has(value)).join(', ')}`);
+      }
+    }
+    expect(drifted).toEqual([]);
+  });
+
+  it('says what hermes_sidecar_events_dropped_total counts, from its value set', () => {
+    expect(CATALOGUE.eventsDropped.help).toContain('(queue_full, shutdown, internal_error)');
+  });
+
+  it('declares open labels only where the label guard has a cap for them', () => {
+    const open = SPECS.flatMap((spec) => spec.labelNames.filter((label) => spec.labels[label] === 'open'));
+    expect(open.filter((label) => !(OPEN_LABELS as readonly string[]).includes(label))).toEqual([]);
+  });
+
+  it('uses token_type, never type, as a label name', () => {
+    expect(CATALOGUE.tokens.labelNames).toEqual(['kind', 'provider', 'model', 'token_type']);
+    expect(SPECS.filter((spec) => spec.labelNames.includes('type'))).toEqual([]);
+  });
+
+  it('gives each histogram a bucket set', () => {
+    for (const spec of SPECS.filter((candidate) => candidate.type === 'histogram')) {
+      expect(Object.keys(DEFAULT_BUCKETS)).toContain(spec.buckets);
+    }
+  });
+});
+
+describe('pre-initialised series', () => {
+  const registry = createMetricsRegistry({ buckets: DEFAULT_BUCKETS, maxAgentSeries: 100, defaultMetrics: false });
+
+  it('are every combination of closed values of the pipeline metrics, at 0, before any event', async () => {
+    const text = await registry.render();
+    for (const spec of SPECS.filter((candidate) => candidate.preinit && candidate.labelNames.length > 0)) {
+      const sets = initialLabelSets(spec);
+      expect(sets.length).toBeGreaterThan(0);
+      const sample = spec.type === 'histogram' ? `${spec.name}_count` : spec.name;
+      const lines = text.split('\n').filter((line) => line.startsWith(`${sample}{`) || line.startsWith(`${sample} `));
+      expect(lines).toHaveLength(sets.length);
+      for (const line of lines) expect(line.endsWith(' 0')).toBe(true);
+    }
+  });
+
+  it('include the drop, rejection, orphan and eviction reasons, and spend no agent series', async () => {
+    const text = await registry.render();
+    for (const reason of VALUES.drop_reason) expect(text).toContain(`hermes_sidecar_events_dropped_total{reason="${reason}"} 0\n`);
+    for (const reason of VALUES.rejection_reason) expect(text).toContain(`hermes_sidecar_events_rejected_total{reason="${reason}"} 0\n`);
+    for (const kind of VALUES.span_kind) expect(text).toContain(`hermes_sidecar_orphaned_spans_total{kind="${kind}"} 0\n`);
+    for (const table of VALUES.state_table) expect(text).toContain(`hermes_sidecar_state_evictions_total{table="${table}"} 0\n`);
+    expect(SPECS.filter((spec) => spec.scope === 'agent' && spec.preinit)).toEqual([]);
+    expect(registry.agentSeries()).toBe(0);
+  });
+
+  it('leave out metrics with an open label', () => {
+    expect(initialLabelSets(CATALOGUE.apiRequests)).toEqual([]);
+    expect(initialLabelSets(CATALOGUE.buildInfo)).toEqual([]);
+  });
+});
