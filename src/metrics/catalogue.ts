@@ -12,7 +12,7 @@
  * docs/metrics.md. Dashboards, rules and their tests import this list to check every name they use.
  */
 import { ERRORS } from '../errors.js';
-import { OPEN_LABELS, type OpenLabel } from './labels.js';
+import { OPEN_LABELS } from './labels.js';
 
 /** Bucket sets; each can be overridden in the config file (`buckets:`). */
 export const DEFAULT_BUCKETS = {
@@ -210,7 +210,7 @@ const isClosed = (values: LabelValues): values is readonly string[] | DerivedVal
 /** The closed values of a label (derived sets resolved); undefined for open and info labels. */
 export function closedValues(values: LabelValues): readonly string[] | undefined {
   if (!isClosed(values)) return undefined;
-  return 'derived' in values ? values.derived() : (values as readonly string[]);
+  return 'derived' in values ? values.derived() : (values);
 }
 
 /** Replaces `{label}` in a HELP text with that label's closed values, so HELP cannot drift from them. */
@@ -417,7 +417,7 @@ export const CATALOGUE = {
     { preinit: false }),
   ingestBatchEvents: admission.histogram('hermes_sidecar_ingest_batch_events', {}, 'batch_events', 'self',
     'Events (lines) per ingest request.'),
-  labelOverflow: labelGuard.counter('hermes_sidecar_label_overflow_total', { label: OPEN_LABELS as readonly OpenLabel[] }, 'self',
+  labelOverflow: labelGuard.counter('hermes_sidecar_label_overflow_total', { label: OPEN_LABELS }, 'self',
     'Label values folded into "other" by the cardinality guard.'),
   stateEvictions: stateTables.counter('hermes_sidecar_state_evictions_total', { table: VALUES.state_table }, 'self',
     'Entries evicted from a full state table before they expired, by table ({table}).'),
