@@ -291,7 +291,7 @@ const processRow: RowSpec = {
       queries: [{ expr: sumBy(['metric'], rateOf('hermes_sidecar_series_overflow_total')), legend: '{{metric}}' }],
     }),
     timeseries({
-      title: 'Scrape errors and refused values',
+      title: 'Scrape errors by stage',
       description:
         '/metrics failures per second: collect (a collector threw) or render (the registry failed); both answer 500, so up = 0. Refused values: not finite or negative values the storage did not store (a sidecar bug).',
       unit: 'cps',
