@@ -47,16 +47,26 @@ def register(ctx):
     except Exception as exc:  # e.g. an unsupported URL scheme: warn, never break Hermes
         logger.warning("hermes_prometheus_bridge disabled: %s", exc)
         return None
-    retire_earlier_loads()
+    # Hermes runs on_unload callbacks when it unloads or reloads a plugin. Several plugin
+    # managers (profiles) may share a process, so only a host without on_unload makes this load
+    # retire the sender threads earlier loads left behind.
+    if not _stop_on_unload(ctx, bridge):
+        retire_earlier_loads()
     attach(ctx, bridge)
-    on_unload = getattr(ctx, "on_unload", None)
-    if callable(on_unload):
-        try:
-            on_unload(bridge.retire)
-        except Exception as exc:
-            logger.debug("hermes_prometheus_bridge: on_unload refused (%s)", type(exc).__name__)
     start(bridge)
     return None
+
+
+def _stop_on_unload(ctx, bridge):
+    on_unload = getattr(ctx, "on_unload", None)
+    if not callable(on_unload):
+        return False
+    try:
+        on_unload(bridge.retire)
+        return True
+    except Exception as exc:
+        logger.debug("hermes_prometheus_bridge: on_unload refused (%s)", type(exc).__name__)
+        return False
 
 
 def host_hooks(modules=None):

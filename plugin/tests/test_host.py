@@ -137,24 +137,52 @@ class LifecycleTest(unittest.TestCase):
         self.assertFalse(thread.is_alive())
         self.assertNotIn(thread, sender_threads())
 
-    def test_a_reload_retires_the_previous_sender_thread(self):
+    def test_unload_stops_the_sender_and_a_reload_starts_one(self):
         support.wait_until(lambda: not sender_threads())  # earlier tests' threads are gone
-        before = 0
-        manager = PluginManager()
         with RecordingSidecar() as sidecar:
             with support.patched_environ(support.fast_env(sidecar.url)):
-                first = load_directory_plugin(support.PLUGIN_DIR, manager)
+                first = load_directory_plugin(support.PLUGIN_DIR, PluginManager())
                 old = list(first._LIVE_BRIDGES)[0]
-                self.assertEqual(len(sender_threads()), before + 1)
+                self.assertEqual(len(sender_threads()), 1)
+                first.hermes_test_context.unload()  # Hermes: on_unload, then the new load
                 second = load_directory_plugin(support.PLUGIN_DIR, PluginManager())
             new = list(second._LIVE_BRIDGES)[0]
             self.addCleanup(new.shutdown, 0.2)
-            support.wait_until(lambda: len(sender_threads()) == before + 1)
+            support.wait_until(lambda: len(sender_threads()) == 1)
             self.assertTrue(new.flush(1.0))
             self.assertFalse(old.start())
-            # Unloading (Hermes' on_unload) stops the current one too.
             second.hermes_test_context.unload()
-            support.wait_until(lambda: len(sender_threads()) == before)
+            support.wait_until(lambda: not sender_threads())
+
+    def test_a_second_profile_in_the_process_does_not_stop_the_first(self):
+        support.wait_until(lambda: not sender_threads())
+        with support.patched_environ(support.fast_env(support.unused_port_url()[1])):
+            first = load_directory_plugin(support.PLUGIN_DIR, PluginManager())
+            second = load_directory_plugin(support.PLUGIN_DIR, PluginManager())
+        bridges = list(first._LIVE_BRIDGES) + list(second._LIVE_BRIDGES)
+        for bridge in bridges:
+            self.addCleanup(bridge.shutdown, 0.1)
+        time.sleep(0.05)
+        self.assertEqual(len(sender_threads()), 2)
+
+    def test_without_on_unload_a_reload_retires_the_earlier_sender(self):
+        support.wait_until(lambda: not sender_threads())
+        plugin = support.hermes_prometheus_bridge
+
+        class OldHost(object):
+            def __init__(self):
+                self.hooks = {}
+
+            def register_hook(self, name, callback):
+                self.hooks[name] = callback
+
+        with support.patched_environ(support.fast_env(support.unused_port_url()[1])):
+            plugin.register(OldHost())
+            self.assertEqual(len(sender_threads()), 1)
+            plugin.register(OldHost())
+        for bridge in list(plugin._LIVE_BRIDGES):
+            self.addCleanup(bridge.shutdown, 0.1)
+        support.wait_until(lambda: len(sender_threads()) == 1)
 
     def test_finalize_waits_briefly_for_a_hung_sidecar_and_not_at_all_for_a_dead_one(self):
         hole = BlackHole()
