@@ -21,7 +21,7 @@ from . import drops
 from .contract import HOOK_SPECS, OBSERVER_SPECS, HookSpec
 from .encoding import encode_event
 from .enqueuer import Enqueuer
-from .heartbeat import HEARTBEAT_EVENT, Heartbeat
+from .heartbeat import Heartbeat
 from .pricing import Pricer
 from .retry_buffer import RetryBuffer
 from .sender import Sender
@@ -29,11 +29,8 @@ from .transport import Connection, parse_endpoint
 
 PLUGIN_VERSION = "0.1.0"
 
-# Re-exported names (tests, the benchmark and older callers import them from here).
-QUEUE_FULL, SERIALIZE_ERROR, CALLBACK_ERROR = drops.QUEUE_FULL, drops.SERIALIZE_ERROR, \
-    drops.CALLBACK_ERROR
-SEND_FAILED, SHUTDOWN, DROP_REASONS = drops.SEND_FAILED, drops.SHUTDOWN, drops.DROP_REASONS
-__all__ = ["Bridge", "PLUGIN_VERSION", "HEARTBEAT_EVENT", "encode_event"]
+# encode_event is imported from here by the tests and bench/plugin_callback.py.
+__all__ = ["Bridge", "PLUGIN_VERSION", "encode_event"]
 
 # The longest on_session_finalize may hold Hermes while the sender delivers (a courtesy:
 # the sender delivers anyway, and exit has its own budget).

@@ -12,7 +12,6 @@ SERIALIZE_ERROR = "serialize_error"
 CALLBACK_ERROR = "callback_error"
 SEND_FAILED = "send_failed"
 SHUTDOWN = "shutdown"
-DROP_REASONS = (QUEUE_FULL, SERIALIZE_ERROR, CALLBACK_ERROR, SEND_FAILED, SHUTDOWN)
 
 
 class Counters(object):

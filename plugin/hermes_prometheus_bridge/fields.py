@@ -60,13 +60,6 @@ def error_flag(value):
     return True
 
 
-def snapshot_usage(value):
-    """Copy an exact dict so later mutation by Hermes cannot change what is sent."""
-    if type(value) is dict:
-        return dict(value)
-    return value
-
-
 def clean_scalar(value):
     """The JSON-safe form of a scalar, or ``MISSING`` when the field must be dropped.
 

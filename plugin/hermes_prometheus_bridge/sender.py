@@ -95,10 +95,6 @@ class Sender(object):
     def events_numbered(self):
         return self._next_seq - 1
 
-    @property
-    def acked_seq(self):
-        return self._acked_seq
-
     def flush(self, timeout):
         """Ask for an immediate delivery attempt; wait at most ``timeout`` seconds for it.
 
