@@ -9,7 +9,7 @@ import { defaultPluginSourceDir, runInstallPlugin } from './cli/installPlugin.js
 import { ConfigError, helpText, loadConfig } from './config.js';
 import { createWebServer, listenOn } from './web/server.js';
 import { createLogger } from './log.js';
-import { VERSION } from './version.js';
+import { VERSION, versionText } from './version.js';
 
 const CLOSE_GRACE_MS = 2000;
 
@@ -61,7 +61,7 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
     return 0;
   }
   if (argv.includes('--version')) {
-    process.stdout.write(`${VERSION}\n`);
+    process.stdout.write(versionText());
     return 0;
   }
   await runSidecar(argv);

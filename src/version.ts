@@ -28,3 +28,6 @@ function readRevision(): string {
 
 export const VERSION = readVersion();
 export const REVISION = readRevision();
+
+/** What `--version` prints. */
+export const versionText = (): string => `hermes-prometheus-sidecar ${VERSION} (revision ${REVISION})\n  node ${process.version}\n`;

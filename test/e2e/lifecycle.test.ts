@@ -53,7 +53,7 @@ describe('start-up', () => {
     const help = run(['--help']);
     expect(help.status).toBe(0);
     expect(help.stdout).toContain('--ingest.queue-capacity=VALUE');
-    expect(run(['--version']).stdout).toBe('0.1.0\n');
+    expect(run(['--version']).stdout).toBe(`hermes-prometheus-sidecar 0.1.0 (revision ${REVISION})\n  node ${process.version}\n`);
   });
 
   it.each([

@@ -1,0 +1,104 @@
+/**
+ * The systemd unit: systemd-analyze accepts it without a single warning, its hardening scores
+ * "OK" offline, and the command lines it runs really start the sidecar, wait for readiness and
+ * stop it the way systemd would (KillSignal, success status).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/prometheus.js';
+import { systemdAnalyze } from '../support/tools.js';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const UNIT = join(REPO, 'deploy/systemd/hermes-prometheus-sidecar.service');
+const INSTALLED_AT = '/usr/lib/node_modules/hermes-prometheus-sidecar';
+const tool = systemdAnalyze();
+const scratch = mkdtempSync(join(tmpdir(), 'sidecar-systemd-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** `Key=value` lines of the [Service] section, in order (keys may repeat). */
+function serviceSettings(text: string): [string, string][] {
+  const section = text.split(/^\[Service\]$/m)[1]?.split(/^\[/m)[0] ?? '';
+  return section
+    .split('\n')
+    .filter((line) => /^[A-Za-z]+=/.test(line))
+    .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as [string, string]);
+}
+
+/** systemd's word splitting for the command lines used here: plain words and "double-quoted" ones. */
+function splitCommand(line: string): string[] {
+  return [...line.matchAll(/"((?:[^"\\]|\\.)*)"|(\S+)/g)].map((match) => match[1] ?? match[2] ?? '');
+}
+
+const settings = serviceSettings(readFileSync(UNIT, 'utf8'));
+const setting = (key: string): string => settings.find(([name]) => name === key)?.[1] ?? '';
+
+describe.skipIf(tool.path === undefined)(`systemd unit (${tool.skipReason ?? 'systemd-analyze'})`, () => {
+  const analyze = (...args: string[]) => spawnSync(tool.path!, args, { encoding: 'utf8' });
+
+  it('passes systemd-analyze verify with no warning at all', () => {
+    const result = analyze('verify', UNIT);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+  });
+
+  it('makes systemd-analyze verify complain about a mistyped key (the check above can fail)', () => {
+    const broken = join(scratch, 'hermes-prometheus-sidecar.service');
+    writeFileSync(broken, readFileSync(UNIT, 'utf8').replace('ProtectSystem=strict', 'ProtectSystm=strict'));
+    expect(analyze('verify', broken).stderr).toContain("Unknown key 'ProtectSystm'");
+  });
+
+  it('scores an overall exposure below 2.0 ("OK") in systemd-analyze security', () => {
+    const result = analyze('security', '--offline=true', '--no-pager', UNIT);
+    const exposure = Number(/Overall exposure level for \S+: (\d+\.\d)/.exec(result.stdout)?.[1]);
+    console.log(`systemd-analyze security: overall exposure ${exposure}`);
+    expect(exposure).toBeLessThan(2);
+  });
+
+  it('declares the hardening the issue asks for', () => {
+    expect(setting('Type')).toBe('exec');
+    expect(setting('DynamicUser')).toBe('yes');
+    expect(setting('NoNewPrivileges')).toBe('yes');
+    expect(setting('ProtectSystem')).toBe('strict');
+    expect(setting('PrivateTmp')).toBe('yes');
+    expect(setting('RestrictAddressFamilies')).toBe('AF_INET AF_INET6 AF_UNIX');
+    expect(setting('Restart')).toBe('on-failure');
+    expect(setting('EnvironmentFile')).toBe('-/etc/hermes-prometheus-sidecar/env');
+  });
+
+  it('runs ExecStart, holds ExecStartPost until /-/ready answers 200, and stops on KillSignal with status 0', async () => {
+    const web = await freePort();
+    const ingest = await freePort();
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH };
+    for (const [, value] of settings.filter(([name]) => name === 'Environment')) {
+      const [name, ...rest] = value.split('=');
+      env[name!] = rest.join('=');
+    }
+    env.HERMES_SIDECAR_WEB_LISTEN_ADDRESS = `127.0.0.1:${web}`;
+    env.HERMES_SIDECAR_INGEST_LISTEN_ADDRESS = `127.0.0.1:${ingest}`;
+    env.HERMES_SIDECAR_READY_URL = `http://127.0.0.1:${web}/-/ready`;
+    // The unit's own command lines; only the install location is swapped for this clone.
+    const [startBinary, ...startArgs] = splitCommand(setting('ExecStart').replace(INSTALLED_AT, REPO));
+    const [postBinary, ...postArgs] = splitCommand(setting('ExecStartPost'));
+
+    // ExecStartPost first, as if the sidecar were slow to come up: it must keep waiting.
+    const post = spawn(postBinary!, postArgs, { env, stdio: 'ignore' });
+    const postExited = new Promise<number | null>((resolve) => post.once('exit', (code) => resolve(code)));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(post.exitCode).toBeNull();
+
+    const service = spawn(startBinary!, startArgs, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const serviceExited = new Promise<number | null>((resolve) => service.once('exit', (code) => resolve(code)));
+    try {
+      expect(await postExited).toBe(0);
+      expect((await fetch(`http://127.0.0.1:${web}/-/ready`)).status).toBe(200);
+      service.kill(setting('KillSignal') as NodeJS.Signals);
+      expect(await serviceExited).toBe(0);
+    } finally {
+      if (service.exitCode === null) service.kill('SIGKILL');
+    }
+  });
+});
