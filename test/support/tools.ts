@@ -22,7 +22,7 @@ export interface Tool {
   readonly skipReason: string | undefined;
 }
 
-function locate(command: string, hint: string): Tool {
+export function locate(command: string, hint: string): Tool {
   const path = which(command);
   if (path !== undefined) return { path, skipReason: undefined };
   if (process.env.CI === 'true') {

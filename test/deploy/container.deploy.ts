@@ -1,0 +1,228 @@
+/**
+ * The Containerfile, built and run for real with podman.
+ *
+ * No public image registry is reachable here, so the base image is built locally: a Debian
+ * bookworm root filesystem from mmdebstrap with this machine's Node.js 20 and npm copied in
+ * (bookworm's own nodejs package is 18, below the engines field) and this machine's CA
+ * certificates (the npm registry is reached through a TLS-intercepting egress proxy). That image
+ * is passed as BASE_IMAGE to this very Containerfile. The machine has cgroup v1 and v2 mounted
+ * side by side and no CAP_SYS_RESOURCE, so podman runs with runc (crun refuses the hybrid
+ * layout), cgroups disabled, ulimits at or below the current ones, vfs storage in a throwaway
+ * directory and the host network (traffic stays on 127.0.0.1).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { parseSamples } from '../support/exposition.js';
+import { freePort } from '../support/prometheus.js';
+import { locate } from '../support/tools.js';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const tools = ['podman', 'runc', 'mmdebstrap'].map((name) => locate(name, 'apt-get install podman runc mmdebstrap'));
+const skipReason = tools.find((tool) => tool.skipReason !== undefined)?.skipReason;
+const BASE = 'localhost/hermes-sidecar-test-base:bookworm';
+const IMAGE = 'localhost/hermes-prometheus-sidecar:test';
+const commit = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
+
+const scratch = mkdtempSync(join(tmpdir(), 'sidecar-container-'));
+const podmanEnv = {
+  ...process.env,
+  CONTAINERS_CONF: join(scratch, 'containers.conf'),
+  CONTAINERS_STORAGE_CONF: join(scratch, 'storage.conf'),
+};
+
+function podman(args: readonly string[], options: { allowFailure?: boolean } = {}): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync('podman', args, { env: podmanEnv, encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
+  if (result.status !== 0 && options.allowFailure !== true) {
+    throw new Error(`podman ${args.join(' ')} exited with ${result.status}: ${result.stderr.slice(-2000)}`);
+  }
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+function timed<T>(label: string, work: () => T): T {
+  const started = Date.now();
+  const result = work();
+  console.log(`${label}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return result;
+}
+
+function writePodmanConfig(): void {
+  writeFileSync(
+    podmanEnv.CONTAINERS_STORAGE_CONF,
+    `[storage]\ndriver = "vfs"\ngraphroot = "${join(scratch, 'storage')}"\nrunroot = "${join(scratch, 'run')}"\n`,
+  );
+  writeFileSync(
+    podmanEnv.CONTAINERS_CONF,
+    [
+      '[containers]',
+      'netns = "host"',
+      'cgroups = "disabled"',
+      // Raising a limit needs CAP_SYS_RESOURCE, which this machine does not grant even to root.
+      'default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]',
+      '[engine]',
+      'runtime = "runc"',
+      'cgroup_manager = "cgroupfs"',
+      'events_logger = "file"',
+      '',
+    ].join('\n'),
+  );
+}
+
+function buildBaseImage(): void {
+  const tarball = join(scratch, 'base.tar');
+  const hooks = [
+    'copy-in /usr/bin/node /usr/bin',
+    'copy-in /usr/lib/node_modules /usr/lib',
+    'chroot "$1" ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/bin/npm',
+    'copy-in /usr/local/share/ca-certificates /usr/local/share',
+    'chroot "$1" update-ca-certificates',
+    'chroot "$1" node --version',
+  ];
+  execFileSync(
+    'mmdebstrap',
+    [
+      '--quiet',
+      '--variant=minbase',
+      '--include=ca-certificates,libstdc++6',
+      '--dpkgopt=path-exclude=/usr/share/doc/*',
+      '--dpkgopt=path-exclude=/usr/share/man/*',
+      '--dpkgopt=path-exclude=/usr/share/locale/*',
+      ...hooks.map((hook) => `--customize-hook=${hook}`),
+      'bookworm',
+      tarball,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  podman(['import', '--change', 'ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt', tarball, BASE]);
+  rmSync(tarball);
+}
+
+function buildImage(): void {
+  podman([
+    'build',
+    '--layers=false',
+    '--format=docker',
+    '--network=host',
+    '--ulimit=nofile=1024:1024',
+    '--ulimit=nproc=4096:4096',
+    `--build-arg=BASE_IMAGE=${BASE}`,
+    `--build-arg=SOURCE_REVISION=${commit}`,
+    '--file',
+    join(REPO, 'Containerfile'),
+    '--tag',
+    IMAGE,
+    REPO,
+  ]);
+}
+
+const inImage = (script: string): string => podman(['run', '--rm', '--entrypoint', 'node', IMAGE, '-e', script]).stdout;
+
+async function waitUntilReady(url: string): Promise<void> {
+  for (let attempt = 0; attempt < 150; attempt += 1) {
+    try {
+      if ((await fetch(url)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${url} never answered 200`);
+}
+
+describe.skipIf(skipReason !== undefined)(`Containerfile under podman (${skipReason ?? 'podman, runc, mmdebstrap'})`, () => {
+  beforeAll(() => {
+    writePodmanConfig();
+    timed('container: base image from mmdebstrap', buildBaseImage);
+    timed('container: podman build of the Containerfile', buildImage);
+  }, 20 * 60_000);
+
+  afterAll(() => {
+    // vfs layers are full copies owned by root: podman removes its own storage, then the directory goes.
+    podman(['system', 'reset', '--force'], { allowFailure: true });
+    rmSync(scratch, { recursive: true, force: true });
+  }, 5 * 60_000);
+
+  it('runs as a non-root user, with a curl-free healthcheck, the revision label and the binary as entrypoint', () => {
+    const [config] = JSON.parse(podman(['image', 'inspect', IMAGE]).stdout) as [{ Config: Record<string, any> }];
+    expect(config.Config.User).toBe('65532:65532');
+    expect(config.Config.Entrypoint).toEqual(['node', '/app/dist/main.js']);
+    expect(config.Config.Healthcheck.Test[0]).toBe('CMD');
+    expect(config.Config.Healthcheck.Test.slice(1, 3)).toEqual(['node', '-e']);
+    expect(config.Config.Labels['org.opencontainers.image.revision']).toBe(commit);
+    expect(inImage('console.log(process.getuid())').trim()).toBe('65532');
+  });
+
+  it('holds only the production dependencies of package-lock.json', () => {
+    const lock = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+    const expected = Object.entries(lock.packages)
+      .filter(([path, entry]) => /^node_modules\/(@[^/]+\/)?[^/]+$/.test(path) && entry.dev !== true)
+      .map(([path]) => path.slice('node_modules/'.length))
+      .sort();
+    const listing = inImage(
+      "const fs = require('fs'); const top = fs.readdirSync('/app/node_modules').filter((n) => !n.startsWith('.'));" +
+        "console.log(JSON.stringify(top.flatMap((n) => n.startsWith('@') ? fs.readdirSync('/app/node_modules/' + n).map((m) => n + '/' + m) : [n])))",
+    );
+    const installed = (JSON.parse(listing) as string[]).sort();
+    expect(installed).toEqual(expected);
+    expect(installed).toContain('express');
+    expect(installed).not.toContain('typescript');
+  });
+
+  it('ships the bridge plugin without its tests or caches, and install-plugin works from the image', () => {
+    const plugin = JSON.parse(inImage("console.log(JSON.stringify(require('fs').readdirSync('/app/plugin/hermes_prometheus_bridge').sort()))")) as string[];
+    expect(plugin).toEqual(readdirSync(join(REPO, 'plugin/hermes_prometheus_bridge')).filter((name) => name !== '__pycache__').sort());
+
+    const home = join(scratch, 'hermes-home');
+    mkdirSync(home);
+    writeFileSync(join(home, 'config.yaml'), '# my Hermes settings\nmodel: anthropic/claude-sonnet-4.6\nplugins:\n  enabled: [other_plugin]\n');
+    // The image's user is not root: the mounted Hermes home must be writable by it, as it is by Hermes' own user.
+    chmodSync(home, 0o777);
+    chmodSync(join(home, 'config.yaml'), 0o666);
+    podman(['run', '--rm', '--volume', `${home}:/hermes`, IMAGE, 'install-plugin', '--hermes-home', '/hermes', '--enable']);
+    const config = readFileSync(join(home, 'config.yaml'), 'utf8');
+    expect((parseYaml(config) as { plugins: { enabled: string[] } }).plugins.enabled).toEqual(['other_plugin', 'hermes_prometheus_bridge']);
+    expect(config).toContain('# my Hermes settings');
+    expect(readdirSync(join(home, 'plugins/hermes_prometheus_bridge')).sort()).toEqual(plugin);
+  });
+
+  it('prints its version with the revision it was built from', () => {
+    const version = podman(['run', '--rm', IMAGE, '--version']).stdout;
+    expect(version).toBe(`hermes-prometheus-sidecar 0.1.0 (revision ${commit})\n  node ${process.version}\n`);
+  });
+
+  it('serves events posted to it, passes its healthcheck, and stops with status 0 on podman stop', async () => {
+    const web = `127.0.0.1:${await freePort()}`;
+    const ingest = `127.0.0.1:${await freePort()}`;
+    const name = `hermes-sidecar-test-${process.pid}`;
+    podman(['run', '--detach', '--name', name, '--env', `HERMES_SIDECAR_WEB_LISTEN_ADDRESS=${web}`, '--env', `HERMES_SIDECAR_INGEST_LISTEN_ADDRESS=${ingest}`, IMAGE]);
+    try {
+      await waitUntilReady(`http://${web}/-/ready`);
+      const posted = await fetch(`http://${ingest}/v1/events`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-ndjson' },
+        body: readFileSync(join(REPO, 'test/fixtures/appendix-a.jsonl')),
+      });
+      expect(posted.status).toBe(202);
+      expect(await posted.json()).toEqual({ accepted: 16, rejected: 0, errors: [] });
+      const samples = parseSamples(await (await fetch(`http://${web}/metrics`)).text());
+      const requests = (labels: string) => samples.get(`hermes_api_requests_total{${labels}}`);
+      expect(requests('kind="main",provider="openrouter",model="anthropic/claude-sonnet-4.6",outcome="success"')).toBe(1);
+      expect(requests('kind="main",provider="openrouter",model="anthropic/claude-sonnet-4.6",outcome="error"')).toBe(1);
+      expect(requests('kind="auxiliary",provider="openrouter",model="google/gemini-3.5-flash",outcome="success"')).toBe(1);
+
+      expect(podman(['healthcheck', 'run', name], { allowFailure: true }).status).toBe(0);
+
+      podman(['stop', '--time', '20', name]);
+      expect(podman(['inspect', '--format', '{{.State.ExitCode}}', name]).stdout.trim()).toBe('0');
+      const logs = podman(['logs', name]).stdout;
+      expect(logs).toContain('"applied_events":16');
+      expect(logs).toContain('"msg":"stopped"');
+    } finally {
+      podman(['rm', '--force', name], { allowFailure: true });
+    }
+  });
+});

@@ -1,0 +1,66 @@
+/**
+ * Package hygiene: what `npm pack` ships (docs and the plugin, never tests or Python caches), the
+ * metadata that points at the project's home, and `--version`.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAIN } from '../support/process.js';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const HOME = 'https://github.com/hermes-prometheus-sidecar/hermes-prometheus-sidecar';
+const CACHE = `${REPO}plugin/hermes_prometheus_bridge/__pycache__`;
+
+describe('npm package', () => {
+  let files: string[] = [];
+  beforeAll(() => {
+    // A Python cache inside the plugin, as running the plugin's tests leaves behind.
+    mkdirSync(CACHE, { recursive: true });
+    writeFileSync(`${CACHE}/bridge.cpython-311.pyc`, '');
+    const packed = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO, encoding: 'utf8' });
+    files = (JSON.parse(packed) as [{ files: { path: string }[] }])[0].files.map((file) => file.path);
+  });
+  afterAll(() => rmSync(CACHE, { recursive: true, force: true }));
+
+  it('ships the binary, the plugin, the monitoring bundle, the deployment files, docs and the licence', () => {
+    for (const path of [
+      'dist/main.js',
+      'plugin/hermes_prometheus_bridge/bridge.py',
+      'plugin/hermes_prometheus_bridge/plugin.yaml',
+      'rules/hermes-alerts.yml',
+      'dashboards/hermes-agent-overview.json',
+      'prometheus.yml',
+      'docs/runbook.md',
+      'docs/scale-out.md',
+      'deploy/systemd/hermes-prometheus-sidecar.service',
+      'deploy/kubernetes/kustomization.yaml',
+      'Containerfile',
+      'LICENSE',
+      'CHANGELOG.md',
+      'README.md',
+    ]) {
+      expect(files, path).toContain(path);
+    }
+  });
+
+  it('ships no tests, no Python caches and no sources of the build', () => {
+    const unwanted = files.filter((path) => /(^|\/)(test|tests|__pycache__)\/|\.pyc$|^src\/|^bench\/|^\.ci\//.test(path));
+    expect(unwanted).toEqual([]);
+  });
+
+  it('names the project home in repository, homepage and bugs, with the MIT licence', () => {
+    const manifest = JSON.parse(readFileSync(`${REPO}package.json`, 'utf8')) as Record<string, any>;
+    expect(manifest.repository).toEqual({ type: 'git', url: `git+${HOME}.git` });
+    expect(manifest.homepage).toBe(`${HOME}#readme`);
+    expect(manifest.bugs).toEqual({ url: `${HOME}/issues` });
+    expect(manifest.license).toBe('MIT');
+    expect(readFileSync(`${REPO}LICENSE`, 'utf8')).toMatch(/^MIT License\n/);
+  });
+
+  it('prints version, revision and Node.js version with --version', () => {
+    const commit = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
+    const result = spawnSync(process.execPath, [MAIN, '--version'], { encoding: 'utf8' });
+    expect(result.stdout).toBe(`hermes-prometheus-sidecar 0.1.0 (revision ${commit})\n  node ${process.version}\n`);
+  });
+});
