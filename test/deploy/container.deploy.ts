@@ -7,7 +7,7 @@
  * certificates (the npm registry is reached through a TLS-intercepting egress proxy). That image
  * is passed as BASE_IMAGE to this very Containerfile. The machine has cgroup v1 and v2 mounted
  * side by side and no CAP_SYS_RESOURCE, so podman runs with runc (crun refuses the hybrid
- * layout), cgroups disabled, ulimits at or below the current ones, vfs storage in a throwaway
+ * layout) on cgroupfs, ulimits at or below the current ones, vfs storage in a throwaway
  * directory and the host network (traffic stays on 127.0.0.1).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -60,7 +60,6 @@ function writePodmanConfig(): void {
     [
       '[containers]',
       'netns = "host"',
-      'cgroups = "disabled"',
       // Raising a limit needs CAP_SYS_RESOURCE, which this machine does not grant even to root.
       'default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]',
       '[engine]',
