@@ -146,12 +146,13 @@ describe.skipIf(skipReason !== undefined)(`Containerfile under podman (${skipRea
   }, 5 * 60_000);
 
   it('runs as a non-root user, with a curl-free healthcheck, the revision label and the binary as entrypoint', () => {
-    const [config] = JSON.parse(podman(['image', 'inspect', IMAGE]).stdout) as [{ Config: Record<string, any> }];
-    expect(config.Config.User).toBe('65532:65532');
-    expect(config.Config.Entrypoint).toEqual(['node', '/app/dist/main.js']);
-    expect(config.Config.Healthcheck.Test[0]).toBe('CMD');
-    expect(config.Config.Healthcheck.Test.slice(1, 3)).toEqual(['node', '-e']);
-    expect(config.Config.Labels['org.opencontainers.image.revision']).toBe(commit);
+    const [image] = JSON.parse(podman(['image', 'inspect', IMAGE]).stdout) as [
+      { Config: { User: string; Entrypoint: string[]; Labels: Record<string, string> }; Healthcheck: { Test: string[] } },
+    ];
+    expect(image.Config.User).toBe('65532:65532');
+    expect(image.Config.Entrypoint).toEqual(['node', '/app/dist/main.js']);
+    expect(image.Healthcheck.Test.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
+    expect(image.Config.Labels['org.opencontainers.image.revision']).toBe(commit);
     expect(inImage('console.log(process.getuid())').trim()).toBe('65532');
   });
 
