@@ -99,9 +99,14 @@ interface QueryResult {
 }
 
 function dashboardExpr(title: string): string {
-  const dashboard = JSON.parse(readFileSync(join(REPO, 'dashboards/hermes-agent-overview.json'), 'utf8')) as { panels: any[] };
+  interface Panel {
+    readonly title?: string;
+    readonly panels?: Panel[];
+    readonly targets?: { readonly expr?: string }[];
+  }
+  const dashboard = JSON.parse(readFileSync(join(REPO, 'dashboards/hermes-agent-overview.json'), 'utf8')) as { panels: Panel[] };
   const panels = dashboard.panels.flatMap((panel) => [panel, ...(panel.panels ?? [])]);
-  const expr = panels.find((panel) => panel.title === title)?.targets?.[0]?.expr as string | undefined;
+  const expr = panels.find((panel) => panel.title === title)?.targets?.[0]?.expr;
   if (expr === undefined) throw new Error(`no panel "${title}" in the overview dashboard`);
   return expr;
 }

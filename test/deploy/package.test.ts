@@ -50,7 +50,7 @@ describe('npm package', () => {
   });
 
   it('names the project home in repository, homepage and bugs, with the MIT licence', () => {
-    const manifest = JSON.parse(readFileSync(`${REPO}package.json`, 'utf8')) as Record<string, any>;
+    const manifest = JSON.parse(readFileSync(`${REPO}package.json`, 'utf8')) as Record<string, unknown>;
     expect(manifest.repository).toEqual({ type: 'git', url: `git+${HOME}.git` });
     expect(manifest.homepage).toBe(`${HOME}#readme`);
     expect(manifest.bugs).toEqual({ url: `${HOME}/issues` });
