@@ -26,7 +26,7 @@ const tools = ['podman', 'runc', 'mmdebstrap'].map((name) => locate(name, 'apt-g
 const skipReason = tools.find((tool) => tool.skipReason !== undefined)?.skipReason;
 const BASE = 'localhost/hermes-sidecar-test-base:bookworm';
 const IMAGE = 'localhost/hermes-prometheus-sidecar:test';
-const commit = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
+const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
 
 const scratch = mkdtempSync(join(tmpdir(), 'sidecar-container-'));
 const podmanEnv = {
@@ -109,7 +109,7 @@ function buildImage(): void {
     '--ulimit=nofile=1024:1024',
     '--ulimit=nproc=4096:4096',
     `--build-arg=BASE_IMAGE=${BASE}`,
-    `--build-arg=SOURCE_REVISION=${commit}`,
+    `--build-arg=HERMES_SIDECAR_REVISION=${commit}`,
     '--file',
     join(REPO, 'Containerfile'),
     '--tag',

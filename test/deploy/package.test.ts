@@ -1,12 +1,11 @@
 /**
- * Package hygiene: what `npm pack` ships (docs and the plugin, never tests or Python caches), the
- * metadata that points at the project's home, and `--version`.
+ * Package hygiene: what `npm pack` ships (docs and the plugin, never tests or Python caches) and
+ * the metadata that points at the project's home. `--version` is tested with the binary's lifecycle.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAIN } from '../support/process.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const HOME = 'https://github.com/hermes-prometheus-sidecar/hermes-prometheus-sidecar';
@@ -56,11 +55,5 @@ describe('npm package', () => {
     expect(manifest.bugs).toEqual({ url: `${HOME}/issues` });
     expect(manifest.license).toBe('MIT');
     expect(readFileSync(`${REPO}LICENSE`, 'utf8')).toMatch(/^MIT License\n/);
-  });
-
-  it('prints version, revision and Node.js version with --version', () => {
-    const commit = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
-    const result = spawnSync(process.execPath, [MAIN, '--version'], { encoding: 'utf8' });
-    expect(result.stdout).toBe(`hermes-prometheus-sidecar 0.1.0 (revision ${commit})\n  node ${process.version}\n`);
   });
 });
