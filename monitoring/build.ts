@@ -7,7 +7,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generatedFiles, type GeneratedFile } from './files.js';
+import { type GeneratedFile } from './files.js';
+import { build } from './index.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -30,7 +31,7 @@ function write(file: GeneratedFile): void {
 }
 
 function main(argv: readonly string[]): number {
-  const files = generatedFiles();
+  const files = build();
   if (argv.includes('--check')) {
     const stale = files.filter((file) => !isUpToDate(file));
     for (const file of stale) console.error(`out of date: ${file.path}`);

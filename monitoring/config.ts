@@ -1,26 +1,20 @@
 /**
  * The monitoring bundle's configuration: the mixin `_config`.
  *
- * The scrape job name lives here and nowhere else. Rules, dashboards' defaults and the generated
- * prometheus.yml all derive from it, so renaming the job is a one-line change plus
- * `npm run monitoring:build`.
+ * Everything a deployment may differ in lives here: the selector of the sidecar's series, the
+ * alert thresholds and the runbook location. `build()` (monitoring/index.ts) takes overrides of
+ * them, as kubernetes-mixin's `_config+::` does, and regenerates every dashboard and rule; the
+ * committed files are `build()` with these defaults.
  */
 
-/** Prometheus scrape job of the sidecar's /metrics endpoint. */
+/** Prometheus scrape job of the sidecar's /metrics endpoint in the bundled prometheus.yml. */
 export const jobName = 'hermes-sidecar';
-
-/** Selector every rule applies to sidecar series. */
-export const selector = `job="${jobName}"`;
 
 /** Where the sidecar serves /metrics by default (web listener). */
 export const sidecarTarget = 'localhost:9478';
 
 /** Scrape and rule evaluation interval; Grafana's data source uses it to size $__rate_interval. */
 export const scrapeInterval = '15s';
-
-/** Base of every alert's runbook_url; the anchor is the lowercased alert name. */
-export const runbookBaseUrl =
-  'https://github.com/hermes-prometheus-sidecar/hermes-prometheus-sidecar/blob/main/docs/runbook.md';
 
 /** Grafana side: the provisioned data source. Panels never name it; they use $datasource. */
 export const grafana = {
@@ -34,23 +28,52 @@ export const grafana = {
 } as const;
 
 /**
- * Alert thresholds. Ratios are fractions (0.1 = 10 %), durations are seconds.
+ * Alert thresholds. Ratios are fractions (0.1 = 10 %), durations are seconds, money is USD.
  * Each is the level at which an on-call person should look, not merely "unusual".
  */
-export const thresholds = {
+export interface Thresholds {
   /** Share of provider API attempts that failed, per provider. */
-  apiErrorRatioWarning: 0.1,
-  apiErrorRatioCritical: 0.5,
+  readonly apiErrorRatioWarning: number;
+  readonly apiErrorRatioCritical: number;
   /** p95 latency of successful provider calls (retries included), per provider and model. */
-  apiLatencyP95Seconds: 120,
+  readonly apiLatencyP95Seconds: number;
   /** Share of provider API attempts followed by a retry, per provider. */
-  apiRetryRatio: 0.25,
+  readonly apiRetryRatio: number;
   /** Share of tool calls ending in error or timeout, per tool. */
-  toolFailureRatio: 0.25,
+  readonly toolFailureRatio: number;
   /** p95 of the wait for an approval decision; must stay below the top finite bucket (600 s). */
-  approvalWaitP95Seconds: 300,
+  readonly approvalWaitP95Seconds: number;
   /** Share of finished turns that hit the iteration cap, per platform. */
-  maxIterationsTurnRatio: 0.1,
+  readonly maxIterationsTurnRatio: number;
   /** Ingest queue depth as a share of its capacity. */
-  queueFillRatio: 0.8,
-} as const;
+  readonly queueFillRatio: number;
+  /** Spend rate in USD per hour, per sidecar (every provider and model together), over the last hour. */
+  readonly costUsdPerHour: number;
+}
+
+export interface MonitoringConfig {
+  /**
+   * PromQL label matchers selecting the sidecar's series, e.g. `job="hermes-sidecar"` or
+   * `cluster="eu1", namespace="agents"`. Every rule and every dashboard query applies it.
+   */
+  readonly selector: string;
+  readonly thresholds: Thresholds;
+  /** Base of every alert's runbook_url; the anchor is the lowercased alert name. */
+  readonly runbookBase: string;
+}
+
+export const defaults: MonitoringConfig = {
+  selector: `job="${jobName}"`,
+  thresholds: {
+    apiErrorRatioWarning: 0.1,
+    apiErrorRatioCritical: 0.5,
+    apiLatencyP95Seconds: 120,
+    apiRetryRatio: 0.25,
+    toolFailureRatio: 0.25,
+    approvalWaitP95Seconds: 300,
+    maxIterationsTurnRatio: 0.1,
+    queueFillRatio: 0.8,
+    costUsdPerHour: 10,
+  },
+  runbookBase: 'https://github.com/hermes-prometheus-sidecar/hermes-prometheus-sidecar/blob/main/docs/runbook.md',
+};

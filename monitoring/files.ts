@@ -6,8 +6,9 @@ import { agentOverviewDashboard } from './dashboards/agent-overview.js';
 import { sidecarHealthDashboard } from './dashboards/sidecar-health.js';
 import { grafanaDashboardProvider, grafanaDatasource, prometheusConfig } from './provisioning.js';
 import { renderAlertRules, renderJson, renderRecordingRules } from './render.js';
-import { ALERT_GROUPS } from './rules/alerts.js';
-import { RECORDING_GROUPS } from './rules/recording.js';
+import { defaults, type MonitoringConfig } from './config.js';
+import { alertGroups } from './rules/alerts.js';
+import { recordingGroups } from './rules/recording.js';
 
 export interface GeneratedFile {
   /** Relative to the repository root, with forward slashes. */
@@ -25,17 +26,17 @@ export const RULE_FILES = {
   recording: 'rules/hermes-recording.yml',
 } as const;
 
-export function dashboardFiles(): GeneratedFile[] {
+export function dashboardFiles(config: MonitoringConfig = defaults): GeneratedFile[] {
   return [
-    { path: DASHBOARD_FILES.agentOverview, contents: renderJson(agentOverviewDashboard()) },
-    { path: DASHBOARD_FILES.sidecarHealth, contents: renderJson(sidecarHealthDashboard()) },
+    { path: DASHBOARD_FILES.agentOverview, contents: renderJson(agentOverviewDashboard(config)) },
+    { path: DASHBOARD_FILES.sidecarHealth, contents: renderJson(sidecarHealthDashboard(config)) },
   ];
 }
 
-export function ruleFiles(): GeneratedFile[] {
+export function ruleFiles(config: MonitoringConfig = defaults): GeneratedFile[] {
   return [
-    { path: RULE_FILES.alerts, contents: renderAlertRules(ALERT_GROUPS) },
-    { path: RULE_FILES.recording, contents: renderRecordingRules(RECORDING_GROUPS) },
+    { path: RULE_FILES.alerts, contents: renderAlertRules(alertGroups(config)) },
+    { path: RULE_FILES.recording, contents: renderRecordingRules(recordingGroups(config)) },
   ];
 }
 
@@ -47,6 +48,6 @@ export function configFiles(): GeneratedFile[] {
   ];
 }
 
-export function generatedFiles(): GeneratedFile[] {
-  return [...dashboardFiles(), ...ruleFiles(), ...configFiles()];
+export function generatedFiles(config: MonitoringConfig = defaults): GeneratedFile[] {
+  return [...dashboardFiles(config), ...ruleFiles(config), ...configFiles()];
 }

@@ -4,7 +4,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CATALOGUE, closedValues, DEFAULT_BUCKETS, INFO, OPEN, type LabelValues, type MetricSpec } from '../src/metrics/catalogue.js';
+import { CATALOGUE, closedValues, DEFAULT_BUCKETS, INFO, OPEN, type LabelValues, type MetricKey, type MetricSpec } from '../src/metrics/catalogue.js';
+import { FED_BY, type Feed } from '../src/metrics/fedBy.js';
 import { DEFAULT_LABEL_CAPS } from '../src/metrics/labels.js';
 
 const SECTIONS: [string, string][] = [
@@ -29,6 +30,14 @@ function labelRows(spec: MetricSpec): string[] {
   });
 }
 
+const FEEDS: Record<Feed, string> = {
+  hermes: 'fed by hooks that release calls, through the bridge plugin',
+  partial: 'fed, but some labels or series need a later Hermes or a particular path (the row says which)',
+  envelope: 'fed only by the envelope variant (`register_observer_hook`), which no Hermes release has; kept for senders that use it, but not on the dashboards or in the rules, and no series exists until such an event arrives',
+  plugin: 'delivery health, from the bridge plugin\'s heartbeats and sequence numbers',
+  sidecar: 'the sidecar\'s own state',
+};
+
 export function renderMetricsDoc(): string {
   const specs: MetricSpec[] = Object.values(CATALOGUE);
   const lines = [
@@ -40,14 +49,20 @@ export function renderMetricsDoc(): string {
     'Labels are always set: a missing value is `unknown`, a value outside a closed set is `other`.',
     'The pipeline\'s own counters whose labels are all closed start at 0 for every combination of values.',
     '',
+    'The "fed by" column names the Hermes hooks and fields (docs/contract.md has their call sites) and what a',
+    'user of the tested Hermes release (NousResearch/hermes-agent 306e2d2, July 2026) sees:',
+    '',
+    ...Object.entries(FEEDS).map(([feed, meaning]) => `- **${feed}**: ${meaning}`),
+    '',
   ];
   for (const [scope, title] of SECTIONS) {
-    lines.push(`## ${title}`, '', '| metric | type | labels | buckets | meaning |', '|---|---|---|---|---|');
-    for (const spec of specs) {
+    lines.push(`## ${title}`, '', '| metric | type | labels | buckets | meaning | fed by |', '|---|---|---|---|---|---|');
+    for (const [key, spec] of Object.entries(CATALOGUE) as [MetricKey, MetricSpec][]) {
       if (spec.scope !== scope) continue;
       const labels = spec.labelNames.length === 0 ? '—' : spec.labelNames.map(code).join(', ');
       const buckets = spec.buckets === undefined ? '' : code(spec.buckets);
-      lines.push(`| ${code(spec.name)} | ${spec.type} | ${labels} | ${buckets} | ${spec.help} |`);
+      const fed = FED_BY[key];
+      lines.push(`| ${code(spec.name)} | ${spec.type} | ${labels} | ${buckets} | ${spec.help} | **${fed.feed}**: ${fed.by} |`);
     }
     lines.push('');
   }

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { DEFAULT_BUCKETS, type BucketSetName, type BucketSets } from './metrics/catalogue.js';
 import { DEFAULT_LABEL_CAPS, OPEN_LABELS, type LabelRule, type LabelRules, type OpenLabel } from './metrics/labels.js';
+import type { PriceEntry } from './correlate/recorders/pricing.js';
 
 export { ConfigError } from './errors.js';
 
@@ -49,7 +50,7 @@ export const OPTIONS = [
   { flag: 'memory.rss-limit-bytes', kind: 'nonNegativeInt', default: 1024 * 1024 * 1024, help: 'Resident memory above which ingest answers 503 + Retry-After until it falls again (0 disables).' },
   { flag: 'memory.heap-limit-bytes', kind: 'nonNegativeInt', default: 0, help: 'Used V8 heap above which ingest answers 503 + Retry-After until it falls again (0 disables).' },
   { flag: 'log.level', kind: 'logLevel', default: 'info', help: 'Log level: fatal, error, warn, info, debug, trace or silent.' },
-  { flag: 'config.file', kind: 'file', default: undefined, help: 'YAML file with any option above plus labels: (caps, allow-lists, rewrites) and buckets:.', inFile: false },
+  { flag: 'config.file', kind: 'file', default: undefined, help: 'YAML file with any option above plus labels: (caps, allow-lists, rewrites), buckets: and prices: (USD per million tokens per provider/model).', inFile: false },
 ] as const satisfies readonly OptionSpec[];
 
 export type OptionFlag = (typeof OPTIONS)[number]['flag'];
@@ -90,6 +91,8 @@ export interface Config {
   readonly memory: { readonly rssLimitBytes: number; readonly heapLimitBytes: number };
   readonly labels: LabelRules;
   readonly buckets: BucketSets;
+  /** USD per million tokens per provider/model, for calls Hermes did not price (`prices:` in the config file). */
+  readonly prices: readonly PriceEntry[];
   readonly logLevel: string;
 }
 
@@ -145,8 +148,22 @@ const bucketsSchema = z
     message: 'bucket bounds must be strictly increasing',
   });
 
+const usdPerMillion = z.number().finite().nonnegative();
+
+/** prices: {<provider>: {<model>: {input, output, cache_read?, cache_write?}}}, USD per million tokens. */
+const pricesSchema = z.record(
+  z.string().min(1),
+  z.record(
+    z.string().min(1),
+    z
+      .object({ input: usdPerMillion, output: usdPerMillion, cache_read: usdPerMillion.optional(), cache_write: usdPerMillion.optional() })
+      .strict(),
+  ),
+);
+
 const fileSchema = z
   .object({
+    prices: pricesSchema.optional(),
     labels: z.partialRecord(z.enum(OPEN_LABELS as [OpenLabel, ...OpenLabel[]]), labelRuleSchema).optional(),
     buckets: z
       .partialRecord(z.enum(Object.keys(DEFAULT_BUCKETS) as [BucketSetName, ...BucketSetName[]]), bucketsSchema)
@@ -270,6 +287,19 @@ function labelRules(file: FileSettings): LabelRules {
   ) as LabelRules;
 }
 
+function priceEntries(file: FileSettings): PriceEntry[] {
+  return Object.entries(file.prices ?? {}).flatMap(([provider, models]) =>
+    Object.entries(models).map(([model, price]) => ({
+      provider,
+      model,
+      input: price.input,
+      output: price.output,
+      cacheRead: price.cache_read,
+      cacheWrite: price.cache_write,
+    })),
+  );
+}
+
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null) {
     for (const inner of Object.values(value)) deepFreeze(inner);
@@ -328,6 +358,7 @@ export function loadConfig(inputs: ConfigInputs): Config {
     memory: { rssLimitBytes: get('memory.rss-limit-bytes'), heapLimitBytes: get('memory.heap-limit-bytes') },
     labels: labelRules(file),
     buckets: { ...DEFAULT_BUCKETS, ...(file.buckets ?? {}) },
+    prices: priceEntries(file),
     logLevel: get('log.level'),
   });
 }

@@ -2,9 +2,10 @@
  * "Hermes Agent overview": the dashboard an on-call SRE opens first.
  *
  * Top row answers "is it healthy right now"; the rows below follow the agent loop: provider
- * calls (RED), tokens, errors and retries, tools, approvals, turns and sessions, subagents,
- * runs and memory. Heavy provider queries read recording rules from rules/hermes-recording.yml
- * (5m windows); everything else uses $__rate_interval.
+ * calls (RED), tokens, cost, errors and retries, tools, approvals, turns and sessions and
+ * subagents. Metrics only the envelope variant feeds (docs/metrics.md) have no panel. Heavy
+ * provider queries read recording rules from rules/hermes-recording.yml (5m windows);
+ * everything else uses $__rate_interval.
  */
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
 import { RECORDING as R } from '../rules/recording.js';
@@ -16,36 +17,36 @@ import {
   jobVariable,
   modelVariable,
   providerVariable,
-  quantileOf,
-  rateOf,
-  selected,
   stat,
   sumBy,
   timeseries,
+  promql,
+  type Promql,
   type RowSpec,
 } from './common.js';
+import type { MonitoringConfig } from '../config.js';
 
 export const AGENT_OVERVIEW_UID = 'hermes-agent-overview';
 
 const PROVIDER = 'provider=~"$provider"';
 const MODEL = 'model=~"$model"';
-/** Prompt tokens as METRICS.md defines them: uncached input plus cache reads and writes. */
+/** Prompt tokens as docs/metrics.md defines them: uncached input plus cache reads and writes. */
 const PROMPT_TOKEN_TYPES = 'token_type=~"input|cache_read|cache_write"';
 
 /** A recorded provider series, filtered like a raw one. */
-function recorded(name: string): string {
-  return selected(name, PROVIDER, MODEL);
+function recorded(q: Promql, name: string): string {
+  return q.selected(name, PROVIDER, MODEL);
 }
 
-function recordedLatencyQuantile(quantile: number, labels: readonly string[]): string {
-  return `histogram_quantile(${quantile}, ${sumBy(['le', ...labels], recorded(R.apiDurationBucketsRate))})`;
+function recordedLatencyQuantile(q: Promql, quantile: number, labels: readonly string[]): string {
+  return `histogram_quantile(${quantile}, ${sumBy(['le', ...labels], recorded(q, R.apiDurationBucketsRate))})`;
 }
 
-function recordedErrorRatio(labels: readonly string[]): string {
-  return `${sumBy(labels, recorded(R.apiErrorsRate))} / (${sumBy(labels, recorded(R.apiRequestsRate))} > 0)`;
+function recordedErrorRatio(q: Promql, labels: readonly string[]): string {
+  return `${sumBy(labels, recorded(q, R.apiErrorsRate))} / (${sumBy(labels, recorded(q, R.apiRequestsRate))} > 0)`;
 }
 
-const atAGlance: RowSpec = {
+const atAGlance = (q: Promql): RowSpec => ({
   title: 'At a glance',
   panels: [
     stat({
@@ -53,7 +54,7 @@ const atAGlance: RowSpec = {
       description: 'Finished provider API attempts per second (recording rule, 5m window).',
       unit: 'reqps',
       width: 3,
-      queries: [{ expr: sumBy([], recorded(R.apiRequestsRate)), legend: 'requests' }],
+      queries: [{ expr: sumBy([], recorded(q, R.apiRequestsRate)), legend: 'requests' }],
     }),
     stat({
       title: 'API error ratio',
@@ -62,7 +63,7 @@ const atAGlance: RowSpec = {
       width: 3,
       queries: [
         {
-          expr: `(${sumBy([], recorded(R.apiErrorsRate))} or vector(0)) / (${sumBy([], recorded(R.apiRequestsRate))} > 0)`,
+          expr: `(${sumBy([], recorded(q, R.apiErrorsRate))} or vector(0)) / (${sumBy([], recorded(q, R.apiRequestsRate))} > 0)`,
           legend: 'error ratio',
         },
       ],
@@ -72,47 +73,47 @@ const atAGlance: RowSpec = {
       description: 'p95 latency of successful provider calls, retries included (recording rule, 5m window).',
       unit: 's',
       width: 3,
-      queries: [{ expr: recordedLatencyQuantile(0.95, []), legend: 'p95' }],
+      queries: [{ expr: recordedLatencyQuantile(q, 0.95, []), legend: 'p95' }],
     }),
     stat({
       title: 'API calls in flight',
       description: 'Provider API attempts started and not finished yet.',
       unit: 'short',
       width: 3,
-      queries: [{ expr: sumBy([], selected('hermes_api_requests_in_flight', PROVIDER)), legend: 'in flight' }],
+      queries: [{ expr: sumBy([], q.selected('hermes_api_requests_in_flight', PROVIDER)), legend: 'in flight' }],
     }),
     stat({
       title: 'Tool calls in flight',
       description: 'Tool calls started and not finished yet.',
       unit: 'short',
       width: 3,
-      queries: [{ expr: sumBy([], selected('hermes_tool_calls_in_flight')), legend: 'in flight' }],
+      queries: [{ expr: sumBy([], q.selected('hermes_tool_calls_in_flight')), legend: 'in flight' }],
     }),
     stat({
       title: 'Approvals pending',
       description: 'Approval requests waiting for a decision.',
       unit: 'short',
       width: 3,
-      queries: [{ expr: sumBy([], selected('hermes_approvals_pending')), legend: 'pending' }],
+      queries: [{ expr: sumBy([], q.selected('hermes_approvals_pending')), legend: 'pending' }],
     }),
     stat({
       title: 'Active sessions',
       description: 'Sessions started and not finalized yet (idle sessions expire after the session TTL).',
       unit: 'short',
       width: 3,
-      queries: [{ expr: sumBy([], selected('hermes_sessions_active')), legend: 'sessions' }],
+      queries: [{ expr: sumBy([], q.selected('hermes_sessions_active')), legend: 'sessions' }],
     }),
     stat({
       title: 'Active subagents',
       description: 'Subagents started and not stopped yet.',
       unit: 'short',
       width: 3,
-      queries: [{ expr: sumBy([], selected('hermes_subagents_active')), legend: 'subagents' }],
+      queries: [{ expr: sumBy([], q.selected('hermes_subagents_active')), legend: 'subagents' }],
     }),
   ],
-};
+});
 
-const providerCalls: RowSpec = {
+const providerCalls = (q: Promql): RowSpec => ({
   title: 'Provider API calls',
   panels: [
     timeseries({
@@ -121,7 +122,7 @@ const providerCalls: RowSpec = {
       unit: 'reqps',
       min: 0,
       queries: [
-        { expr: sumBy(['provider', 'model'], recorded(R.apiRequestsRate)), legend: '{{provider}} / {{model}}' },
+        { expr: sumBy(['provider', 'model'], recorded(q, R.apiRequestsRate)), legend: '{{provider}} / {{model}}' },
       ],
     }),
     timeseries({
@@ -129,7 +130,7 @@ const providerCalls: RowSpec = {
       description: 'Share of provider API attempts that failed (recording rules, 5m window). Retried attempts count, so a high ratio may still mean successful turns; see retries exhausted.',
       unit: 'percentunit',
       min: 0,
-      queries: [{ expr: recordedErrorRatio(['provider', 'model']), legend: '{{provider}} / {{model}}' }],
+      queries: [{ expr: recordedErrorRatio(q, ['provider', 'model']), legend: '{{provider}} / {{model}}' }],
     }),
     timeseries({
       title: 'Latency p50 / p95 / p99',
@@ -137,9 +138,9 @@ const providerCalls: RowSpec = {
       unit: 's',
       min: 0,
       queries: [
-        { expr: recordedLatencyQuantile(0.5, []), legend: 'p50' },
-        { expr: recordedLatencyQuantile(0.95, []), legend: 'p95' },
-        { expr: recordedLatencyQuantile(0.99, []), legend: 'p99' },
+        { expr: recordedLatencyQuantile(q, 0.5, []), legend: 'p50' },
+        { expr: recordedLatencyQuantile(q, 0.95, []), legend: 'p95' },
+        { expr: recordedLatencyQuantile(q, 0.99, []), legend: 'p99' },
       ],
     }),
     timeseries({
@@ -148,7 +149,7 @@ const providerCalls: RowSpec = {
       unit: 's',
       min: 0,
       queries: [
-        { expr: recordedLatencyQuantile(0.95, ['provider', 'model']), legend: '{{provider}} / {{model}}' },
+        { expr: recordedLatencyQuantile(q, 0.95, ['provider', 'model']), legend: '{{provider}} / {{model}}' },
       ],
     }),
     timeseries({
@@ -158,7 +159,7 @@ const providerCalls: RowSpec = {
       min: 0,
       queries: [
         {
-          expr: quantileOf(0.95, 'hermes_api_request_duration_seconds', ['outcome'], PROVIDER, MODEL),
+          expr: q.quantileOf(0.95, 'hermes_api_request_duration_seconds', ['outcome'], PROVIDER, MODEL),
           legend: '{{outcome}}',
         },
       ],
@@ -169,8 +170,8 @@ const providerCalls: RowSpec = {
       unit: 's',
       min: 0,
       queries: [
-        { expr: quantileOf(0.5, 'hermes_api_time_to_first_chunk_seconds', [], PROVIDER, MODEL), legend: 'p50' },
-        { expr: quantileOf(0.95, 'hermes_api_time_to_first_chunk_seconds', [], PROVIDER, MODEL), legend: 'p95' },
+        { expr: q.quantileOf(0.5, 'hermes_api_time_to_first_chunk_seconds', [], PROVIDER, MODEL), legend: 'p50' },
+        { expr: q.quantileOf(0.95, 'hermes_api_time_to_first_chunk_seconds', [], PROVIDER, MODEL), legend: 'p95' },
       ],
     }),
     timeseries({
@@ -181,7 +182,7 @@ const providerCalls: RowSpec = {
       stacked: true,
       queries: [
         {
-          expr: sumBy(['kind', 'outcome'], rateOf('hermes_api_requests_total', PROVIDER, MODEL)),
+          expr: sumBy(['kind', 'outcome'], q.rateOf('hermes_api_requests_total', PROVIDER, MODEL)),
           legend: '{{kind}} {{outcome}}',
         },
       ],
@@ -194,7 +195,7 @@ const providerCalls: RowSpec = {
       stacked: true,
       queries: [
         {
-          expr: sumBy(['finish_reason'], rateOf('hermes_api_finish_reasons_total', PROVIDER, MODEL)),
+          expr: sumBy(['finish_reason'], q.rateOf('hermes_api_finish_reasons_total', PROVIDER, MODEL)),
           legend: '{{finish_reason}}',
         },
       ],
@@ -206,15 +207,15 @@ const providerCalls: RowSpec = {
       min: 0,
       queries: [
         {
-          expr: sumBy(['kind', 'provider'], selected('hermes_api_requests_in_flight', PROVIDER)),
+          expr: sumBy(['kind', 'provider'], q.selected('hermes_api_requests_in_flight', PROVIDER)),
           legend: '{{kind}} {{provider}}',
         },
       ],
     }),
   ],
-};
+});
 
-const tokens: RowSpec = {
+const tokens = (q: Promql): RowSpec => ({
   title: 'Tokens',
   panels: [
     timeseries({
@@ -223,7 +224,7 @@ const tokens: RowSpec = {
       unit: 'suffix:tok/s',
       width: 6,
       min: 0,
-      queries: [{ expr: sumBy(['token_type'], rateOf('hermes_tokens_total', PROVIDER, MODEL)), legend: '{{token_type}}' }],
+      queries: [{ expr: sumBy(['token_type'], q.rateOf('hermes_tokens_total', PROVIDER, MODEL)), legend: '{{token_type}}' }],
     }),
     timeseries({
       title: 'Prompt tokens per second by provider and model',
@@ -233,7 +234,7 @@ const tokens: RowSpec = {
       min: 0,
       queries: [
         {
-          expr: sumBy(['provider', 'model'], rateOf('hermes_tokens_total', PROVIDER, MODEL, PROMPT_TOKEN_TYPES)),
+          expr: sumBy(['provider', 'model'], q.rateOf('hermes_tokens_total', PROVIDER, MODEL, PROMPT_TOKEN_TYPES)),
           legend: '{{provider}} / {{model}}',
         },
       ],
@@ -247,7 +248,7 @@ const tokens: RowSpec = {
       max: 1,
       queries: [
         {
-          expr: `${sumBy(['provider', 'model'], rateOf('hermes_tokens_total', PROVIDER, MODEL, 'token_type="cache_read"'))} / (${sumBy(['provider', 'model'], rateOf('hermes_tokens_total', PROVIDER, MODEL, PROMPT_TOKEN_TYPES))} > 0)`,
+          expr: `${sumBy(['provider', 'model'], q.rateOf('hermes_tokens_total', PROVIDER, MODEL, 'token_type="cache_read"'))} / (${sumBy(['provider', 'model'], q.rateOf('hermes_tokens_total', PROVIDER, MODEL, PROMPT_TOKEN_TYPES))} > 0)`,
           legend: '{{provider}} / {{model}}',
         },
       ],
@@ -259,14 +260,66 @@ const tokens: RowSpec = {
       width: 6,
       min: 0,
       queries: [
-        { expr: quantileOf(0.5, 'hermes_api_request_prompt_tokens', [], PROVIDER, MODEL), legend: 'p50' },
-        { expr: quantileOf(0.95, 'hermes_api_request_prompt_tokens', [], PROVIDER, MODEL), legend: 'p95' },
+        { expr: q.quantileOf(0.5, 'hermes_api_request_prompt_tokens', [], PROVIDER, MODEL), legend: 'p50' },
+        { expr: q.quantileOf(0.95, 'hermes_api_request_prompt_tokens', [], PROVIDER, MODEL), legend: 'p95' },
       ],
     }),
   ],
-};
+});
 
-const errorsAndRetries: RowSpec = {
+/** USD per hour from a per-second rate. */
+const PER_HOUR = '* 3600';
+
+const cost = (q: Promql): RowSpec => ({
+  title: 'Cost',
+  panels: [
+    stat({
+      title: 'Spend rate',
+      description: 'USD per hour across the selection, priced by Hermes (agent.usage_pricing) or the config price table; subscription-included calls count 0.',
+      unit: 'currencyUSD',
+      width: 6,
+      queries: [{ expr: `${sumBy([], q.rateOf('hermes_cost_usd_total', PROVIDER, MODEL))} ${PER_HOUR}`, legend: 'USD/h' }],
+    }),
+    timeseries({
+      title: 'Spend rate by provider and model',
+      description: 'USD per hour by provider and model.',
+      unit: 'currencyUSD',
+      min: 0,
+      width: 6,
+      stacked: true,
+      queries: [
+        {
+          expr: `${sumBy(['provider', 'model'], q.rateOf('hermes_cost_usd_total', PROVIDER, MODEL))} ${PER_HOUR}`,
+          legend: '{{provider}} / {{model}}',
+        },
+      ],
+    }),
+    timeseries({
+      title: 'Spend rate by pricing',
+      description: 'USD per hour by how calls were priced: hermes (Hermes\' own pricing), config (the sidecar\'s price table), included (subscription, 0).',
+      unit: 'currencyUSD',
+      min: 0,
+      width: 6,
+      stacked: true,
+      queries: [{ expr: `${sumBy(['pricing'], q.rateOf('hermes_cost_usd_total', PROVIDER, MODEL))} ${PER_HOUR}`, legend: '{{pricing}}' }],
+    }),
+    timeseries({
+      title: 'Unpriced calls',
+      description: 'Successful calls per second that neither Hermes nor the price table could price (not in the spend): add the route to prices: in the config file.',
+      unit: 'reqps',
+      min: 0,
+      width: 6,
+      queries: [
+        {
+          expr: sumBy(['provider', 'model', 'reason'], q.rateOf('hermes_cost_unpriced_requests_total', PROVIDER, MODEL)),
+          legend: '{{provider}} / {{model}} {{reason}}',
+        },
+      ],
+    }),
+  ],
+});
+
+const errorsAndRetries = (q: Promql): RowSpec => ({
   title: 'Errors and retries',
   panels: [
     timeseries({
@@ -277,7 +330,7 @@ const errorsAndRetries: RowSpec = {
       width: 6,
       queries: [
         {
-          expr: sumBy(['provider', 'reason'], rateOf('hermes_api_errors_total', PROVIDER, MODEL)),
+          expr: sumBy(['provider', 'reason'], q.rateOf('hermes_api_errors_total', PROVIDER, MODEL)),
           legend: '{{provider}} {{reason}}',
         },
       ],
@@ -290,7 +343,7 @@ const errorsAndRetries: RowSpec = {
       width: 6,
       queries: [
         {
-          expr: sumBy(['status_code', 'retryable'], rateOf('hermes_api_errors_total', PROVIDER, MODEL)),
+          expr: sumBy(['status_code', 'retryable'], q.rateOf('hermes_api_errors_total', PROVIDER, MODEL)),
           legend: '{{status_code}} retryable={{retryable}}',
         },
       ],
@@ -303,7 +356,7 @@ const errorsAndRetries: RowSpec = {
       width: 6,
       queries: [
         {
-          expr: sumBy(['provider', 'reason'], rateOf('hermes_api_retries_total', PROVIDER, MODEL)),
+          expr: sumBy(['provider', 'reason'], q.rateOf('hermes_api_retries_total', PROVIDER, MODEL)),
           legend: '{{provider}} {{reason}}',
         },
       ],
@@ -316,15 +369,15 @@ const errorsAndRetries: RowSpec = {
       width: 6,
       queries: [
         {
-          expr: sumBy(['provider', 'reason'], rateOf('hermes_api_retries_exhausted_total', PROVIDER, MODEL)),
+          expr: sumBy(['provider', 'reason'], q.rateOf('hermes_api_retries_exhausted_total', PROVIDER, MODEL)),
           legend: '{{provider}} {{reason}}',
         },
       ],
     }),
   ],
-};
+});
 
-const tools: RowSpec = {
+const tools = (q: Promql): RowSpec => ({
   title: 'Tools',
   panels: [
     timeseries({
@@ -333,14 +386,14 @@ const tools: RowSpec = {
       unit: 'ops',
       min: 0,
       stacked: true,
-      queries: [{ expr: sumBy(['status'], rateOf('hermes_tool_calls_total')), legend: '{{status}}' }],
+      queries: [{ expr: sumBy(['status'], q.rateOf('hermes_tool_calls_total')), legend: '{{status}}' }],
     }),
     timeseries({
       title: 'Tool latency p95 by tool',
       description: 'p95 tool call duration per tool.',
       unit: 's',
       min: 0,
-      queries: [{ expr: quantileOf(0.95, 'hermes_tool_call_duration_seconds', ['tool']), legend: '{{tool}}' }],
+      queries: [{ expr: q.quantileOf(0.95, 'hermes_tool_call_duration_seconds', ['tool']), legend: '{{tool}}' }],
     }),
     bargauge({
       title: 'Top failing tools',
@@ -349,7 +402,7 @@ const tools: RowSpec = {
       min: 0,
       queries: [
         {
-          expr: `topk(10, ${sumBy(['tool'], rateOf('hermes_tool_calls_total', 'status=~"error|timeout"'))})`,
+          expr: `topk(10, ${sumBy(['tool'], q.rateOf('hermes_tool_calls_total', 'status=~"error|timeout"'))})`,
           legend: '{{tool}}',
         },
       ],
@@ -361,7 +414,7 @@ const tools: RowSpec = {
       width: 12,
       min: 0,
       stacked: true,
-      queries: [{ expr: sumBy(['error_type'], rateOf('hermes_tool_errors_total')), legend: '{{error_type}}' }],
+      queries: [{ expr: sumBy(['error_type'], q.rateOf('hermes_tool_errors_total')), legend: '{{error_type}}' }],
     }),
     timeseries({
       title: 'Tool calls in flight by tool',
@@ -369,12 +422,12 @@ const tools: RowSpec = {
       unit: 'short',
       width: 12,
       min: 0,
-      queries: [{ expr: sumBy(['tool'], selected('hermes_tool_calls_in_flight')), legend: '{{tool}}' }],
+      queries: [{ expr: sumBy(['tool'], q.selected('hermes_tool_calls_in_flight')), legend: '{{tool}}' }],
     }),
   ],
-};
+});
 
-const approvals: RowSpec = {
+const approvals = (q: Promql): RowSpec => ({
   title: 'Approvals',
   panels: [
     timeseries({
@@ -385,7 +438,7 @@ const approvals: RowSpec = {
       width: 6,
       queries: [
         {
-          expr: sumBy(['surface', 'pattern_key'], rateOf('hermes_approval_requests_total')),
+          expr: sumBy(['surface', 'pattern_key'], q.rateOf('hermes_approval_requests_total')),
           legend: '{{surface}} {{pattern_key}}',
         },
       ],
@@ -397,7 +450,7 @@ const approvals: RowSpec = {
       min: 0,
       width: 6,
       stacked: true,
-      queries: [{ expr: sumBy(['choice'], rateOf('hermes_approval_decisions_total')), legend: '{{choice}}' }],
+      queries: [{ expr: sumBy(['choice'], q.rateOf('hermes_approval_decisions_total')), legend: '{{choice}}' }],
     }),
     timeseries({
       title: 'Approval wait p50 / p95',
@@ -406,8 +459,8 @@ const approvals: RowSpec = {
       min: 0,
       width: 6,
       queries: [
-        { expr: quantileOf(0.5, 'hermes_approval_wait_seconds', ['surface']), legend: 'p50 {{surface}}' },
-        { expr: quantileOf(0.95, 'hermes_approval_wait_seconds', ['surface']), legend: 'p95 {{surface}}' },
+        { expr: q.quantileOf(0.5, 'hermes_approval_wait_seconds', ['surface']), legend: 'p50 {{surface}}' },
+        { expr: q.quantileOf(0.95, 'hermes_approval_wait_seconds', ['surface']), legend: 'p95 {{surface}}' },
       ],
     }),
     timeseries({
@@ -416,12 +469,12 @@ const approvals: RowSpec = {
       unit: 'short',
       min: 0,
       width: 6,
-      queries: [{ expr: sumBy(['surface'], selected('hermes_approvals_pending')), legend: '{{surface}}' }],
+      queries: [{ expr: sumBy(['surface'], q.selected('hermes_approvals_pending')), legend: '{{surface}}' }],
     }),
   ],
-};
+});
 
-const turnsAndSessions: RowSpec = {
+const turnsAndSessions = (q: Promql): RowSpec => ({
   title: 'Turns and sessions',
   panels: [
     timeseries({
@@ -430,8 +483,8 @@ const turnsAndSessions: RowSpec = {
       unit: 'ops',
       min: 0,
       queries: [
-        { expr: sumBy([], rateOf('hermes_turns_started_total', MODEL)), legend: 'started' },
-        { expr: sumBy(['outcome'], rateOf('hermes_turns_finished_total', MODEL)), legend: 'finished {{outcome}}' },
+        { expr: sumBy([], q.rateOf('hermes_turns_started_total', MODEL)), legend: 'started' },
+        { expr: sumBy(['outcome'], q.rateOf('hermes_turns_finished_total', MODEL)), legend: 'finished {{outcome}}' },
       ],
     }),
     timeseries({
@@ -441,7 +494,7 @@ const turnsAndSessions: RowSpec = {
       min: 0,
       stacked: true,
       queries: [
-        { expr: sumBy(['exit_reason'], rateOf('hermes_turns_finished_total', MODEL)), legend: '{{exit_reason}}' },
+        { expr: sumBy(['exit_reason'], q.rateOf('hermes_turns_finished_total', MODEL)), legend: '{{exit_reason}}' },
       ],
     }),
     timeseries({
@@ -450,8 +503,8 @@ const turnsAndSessions: RowSpec = {
       unit: 's',
       min: 0,
       queries: [
-        { expr: quantileOf(0.5, 'hermes_turn_duration_seconds', ['platform']), legend: 'p50 {{platform}}' },
-        { expr: quantileOf(0.95, 'hermes_turn_duration_seconds', ['platform']), legend: 'p95 {{platform}}' },
+        { expr: q.quantileOf(0.5, 'hermes_turn_duration_seconds', ['platform']), legend: 'p50 {{platform}}' },
+        { expr: q.quantileOf(0.95, 'hermes_turn_duration_seconds', ['platform']), legend: 'p95 {{platform}}' },
       ],
     }),
     timeseries({
@@ -460,10 +513,10 @@ const turnsAndSessions: RowSpec = {
       unit: 'short',
       min: 0,
       queries: [
-        { expr: quantileOf(0.5, 'hermes_turn_api_calls', []), legend: 'API calls p50' },
-        { expr: quantileOf(0.95, 'hermes_turn_api_calls', []), legend: 'API calls p95' },
-        { expr: quantileOf(0.5, 'hermes_turn_tool_calls', []), legend: 'tool calls p50' },
-        { expr: quantileOf(0.95, 'hermes_turn_tool_calls', []), legend: 'tool calls p95' },
+        { expr: q.quantileOf(0.5, 'hermes_turn_api_calls', []), legend: 'API calls p50' },
+        { expr: q.quantileOf(0.95, 'hermes_turn_api_calls', []), legend: 'API calls p95' },
+        { expr: q.quantileOf(0.5, 'hermes_turn_tool_calls', []), legend: 'tool calls p50' },
+        { expr: q.quantileOf(0.95, 'hermes_turn_tool_calls', []), legend: 'tool calls p95' },
       ],
     }),
     timeseries({
@@ -472,10 +525,9 @@ const turnsAndSessions: RowSpec = {
       unit: 'ops',
       min: 0,
       queries: [
-        { expr: sumBy(['platform'], rateOf('hermes_sessions_started_total')), legend: 'started {{platform}}' },
-        { expr: sumBy(['platform'], rateOf('hermes_sessions_finalized_total')), legend: 'finalized {{platform}}' },
-        { expr: sumBy(['platform'], rateOf('hermes_session_resets_total')), legend: 'reset {{platform}}' },
-        { expr: sumBy(['event'], rateOf('hermes_session_events_total')), legend: 'session_event {{event}}' },
+        { expr: sumBy(['platform'], q.rateOf('hermes_sessions_started_total')), legend: 'started {{platform}}' },
+        { expr: sumBy(['platform'], q.rateOf('hermes_sessions_finalized_total')), legend: 'finalized {{platform}}' },
+        { expr: sumBy(['platform'], q.rateOf('hermes_session_resets_total')), legend: 'reset {{platform}}' },
       ],
     }),
     timeseries({
@@ -483,12 +535,12 @@ const turnsAndSessions: RowSpec = {
       description: 'Sessions started and not finalized yet, by platform.',
       unit: 'short',
       min: 0,
-      queries: [{ expr: sumBy(['platform'], selected('hermes_sessions_active')), legend: '{{platform}}' }],
+      queries: [{ expr: sumBy(['platform'], q.selected('hermes_sessions_active')), legend: '{{platform}}' }],
     }),
   ],
-};
+});
 
-const subagents: RowSpec = {
+const subagents = (q: Promql): RowSpec => ({
   title: 'Subagents',
   panels: [
     timeseries({
@@ -497,9 +549,9 @@ const subagents: RowSpec = {
       unit: 'ops',
       min: 0,
       queries: [
-        { expr: sumBy(['role'], rateOf('hermes_subagents_started_total')), legend: 'started {{role}}' },
+        { expr: sumBy(['role'], q.rateOf('hermes_subagents_started_total')), legend: 'started {{role}}' },
         {
-          expr: sumBy(['role', 'status'], rateOf('hermes_subagents_finished_total')),
+          expr: sumBy(['role', 'status'], q.rateOf('hermes_subagents_finished_total')),
           legend: 'finished {{role}} {{status}}',
         },
       ],
@@ -509,77 +561,32 @@ const subagents: RowSpec = {
       description: 'p95 subagent run duration by role.',
       unit: 's',
       min: 0,
-      queries: [{ expr: quantileOf(0.95, 'hermes_subagent_duration_seconds', ['role']), legend: '{{role}}' }],
+      queries: [{ expr: q.quantileOf(0.95, 'hermes_subagent_duration_seconds', ['role']), legend: '{{role}}' }],
     }),
     timeseries({
       title: 'Active subagents by role',
       description: 'Subagents started and not stopped yet, by role.',
       unit: 'short',
       min: 0,
-      queries: [{ expr: sumBy(['role'], selected('hermes_subagents_active')), legend: '{{role}}' }],
+      queries: [{ expr: sumBy(['role'], q.selected('hermes_subagents_active')), legend: '{{role}}' }],
     }),
   ],
-};
+});
 
-const runsAndMemory: RowSpec = {
-  title: 'Agent runs and memory',
-  panels: [
-    timeseries({
-      title: 'Agent runs by stop reason',
-      description: 'Finished agent runs per second (envelope agent_end) by stop reason.',
-      unit: 'ops',
-      min: 0,
-      width: 6,
-      stacked: true,
-      queries: [{ expr: sumBy(['stop_reason'], rateOf('hermes_agent_runs_total')), legend: '{{stop_reason}}' }],
-    }),
-    timeseries({
-      title: 'Agent run duration p50 / p95',
-      description: 'Agent run duration (envelope agent_end).',
-      unit: 's',
-      min: 0,
-      width: 6,
-      queries: [
-        { expr: quantileOf(0.5, 'hermes_agent_run_duration_seconds', []), legend: 'p50' },
-        { expr: quantileOf(0.95, 'hermes_agent_run_duration_seconds', []), legend: 'p95' },
-      ],
-    }),
-    timeseries({
-      title: 'Memory writes',
-      description: 'Memory writes per second (envelope memory_write) by memory provider and action.',
-      unit: 'ops',
-      min: 0,
-      width: 6,
-      queries: [
-        {
-          expr: sumBy(['memory_provider', 'action'], rateOf('hermes_memory_writes_total')),
-          legend: '{{memory_provider}} {{action}}',
-        },
-      ],
-    }),
-    timeseries({
-      title: 'Memory write throughput',
-      description: 'Bytes written to memory per second by memory provider and action.',
-      unit: 'Bps',
-      min: 0,
-      width: 6,
-      queries: [
-        {
-          expr: sumBy(['memory_provider', 'action'], rateOf('hermes_memory_write_bytes_total')),
-          legend: '{{memory_provider}} {{action}}',
-        },
-      ],
-    }),
-  ],
-};
-
-export function agentOverviewDashboard(): Dashboard {
+export function agentOverviewDashboard(config: MonitoringConfig): Dashboard {
+  const q = promql(config.selector);
   return buildDashboard({
     uid: AGENT_OVERVIEW_UID,
     title: 'Hermes Agent overview',
     description:
       'Hermes Agent health from the observer-hook sidecar: provider calls, tokens, tools, approvals, turns, sessions and subagents.',
-    variables: [datasourceVariable(), jobVariable(), instanceVariable(), providerVariable(), modelVariable()],
-    rows: [atAGlance, providerCalls, tokens, errorsAndRetries, tools, approvals, turnsAndSessions, subagents, runsAndMemory],
+    variables: [
+      datasourceVariable(),
+      jobVariable(config.selector),
+      instanceVariable(config.selector),
+      providerVariable(q),
+      modelVariable(q),
+    ],
+    rows: [atAGlance, providerCalls, tokens, cost, errorsAndRetries, tools, approvals, turnsAndSessions, subagents].map((row) => row(q)),
   });
 }

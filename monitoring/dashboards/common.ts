@@ -28,41 +28,45 @@ import { PanelBuilder as BarGaugePanelBuilder } from '@grafana/grafana-foundatio
 import { DataqueryBuilder } from '@grafana/grafana-foundation-sdk/prometheus';
 import { PanelBuilder as StatPanelBuilder } from '@grafana/grafana-foundation-sdk/stat';
 import { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries';
-import { grafana, jobName } from '../config.js';
+import { grafana } from '../config.js';
 import { series } from '../promql.js';
 
 /** Every panel and query reads from the data source the viewer picked; no uid is hard-coded. */
 export const DATASOURCE: DataSourceRef = { type: 'prometheus', uid: '${datasource}' };
 
-/** The job/instance selection every dashboard query applies. */
+/**
+ * PromQL over the sidecars a dashboard shows: the bundle's selector (monitoring/config.ts) plus
+ * the viewer's job/instance selection, on every series.
+ */
+export interface Promql {
+  /** `name{selector, job=~"$job", instance=~"$instance", ...extra}` */
+  selected(name: string, ...extra: readonly string[]): string;
+  /** `rate(name{selection}[$__rate_interval])` */
+  rateOf(name: string, ...extra: readonly string[]): string;
+  /** Quantile of a catalogue histogram over the selected sidecars, split by `labels`. */
+  quantileOf(quantile: number, histogram: string, labels: readonly string[], ...extra: readonly string[]): string;
+}
+
+/** The viewer's job/instance selection, after the bundle's selector. */
 export const SELECTION = ['job=~"$job"', 'instance=~"$instance"'] as const;
 
 /** Grafana's window for rate(): at least four scrape intervals, so it never comes out empty. */
 export const RATE_INTERVAL = '$__rate_interval';
 
-/** A series of the selected sidecars: `name{job=~"$job", instance=~"$instance", ...extra}`. */
-export function selected(name: string, ...extra: readonly string[]): string {
-  return series(name, ...SELECTION, ...extra);
-}
-
-/** `rate(name{selection}[$__rate_interval])` */
-export function rateOf(name: string, ...extra: readonly string[]): string {
-  return `rate(${selected(name, ...extra)}[${RATE_INTERVAL}])`;
+export function promql(selector: string): Promql {
+  const selected = (name: string, ...extra: readonly string[]): string => series(name, selector, ...SELECTION, ...extra);
+  const rateOf = (name: string, ...extra: readonly string[]): string => `rate(${selected(name, ...extra)}[${RATE_INTERVAL}])`;
+  return {
+    selected,
+    rateOf,
+    quantileOf: (quantile, histogram, labels, ...extra) =>
+      `histogram_quantile(${quantile}, ${sumBy(['le', ...labels], rateOf(`${histogram}_bucket`, ...extra))})`,
+  };
 }
 
 /** `sum by (labels) (inner)`; a bare `sum(inner)` when no label is kept. */
 export function sumBy(labels: readonly string[], inner: string): string {
   return labels.length === 0 ? `sum(${inner})` : `sum by (${labels.join(', ')}) (${inner})`;
-}
-
-/** Quantile of a catalogue histogram over the selected sidecars, split by `labels`. */
-export function quantileOf(
-  quantile: number,
-  histogram: string,
-  labels: readonly string[],
-  ...extra: readonly string[]
-): string {
-  return `histogram_quantile(${quantile}, ${sumBy(['le', ...labels], rateOf(`${histogram}_bucket`, ...extra))})`;
 }
 
 export interface Query {
@@ -260,32 +264,32 @@ function labelValuesVariable(
   return variable.current({ ...selection, selected: true });
 }
 
-/** Jobs exposing the sidecar's build info; the configured job is preselected. */
-export function jobVariable(): Builder<VariableModel> {
-  return labelValuesVariable('job', 'Job', 'label_values(hermes_sidecar_build_info, job)', jobName);
+/** Jobs of the selected sidecars (those exposing the sidecar's build info); all are preselected. */
+export function jobVariable(selector: string): Builder<VariableModel> {
+  return labelValuesVariable('job', 'Job', `label_values(${series('hermes_sidecar_build_info', selector)}, job)`);
 }
 
-export function instanceVariable(): Builder<VariableModel> {
+export function instanceVariable(selector: string): Builder<VariableModel> {
   return labelValuesVariable(
     'instance',
     'Instance',
-    'label_values(hermes_sidecar_build_info{job=~"$job"}, instance)',
+    `label_values(${series('hermes_sidecar_build_info', selector, 'job=~"$job"')}, instance)`,
   );
 }
 
-export function providerVariable(): Builder<VariableModel> {
+export function providerVariable(q: Promql): Builder<VariableModel> {
   return labelValuesVariable(
     'provider',
     'Provider',
-    `label_values(${selected('hermes_api_requests_total')}, provider)`,
+    `label_values(${q.selected('hermes_api_requests_total')}, provider)`,
   );
 }
 
-export function modelVariable(): Builder<VariableModel> {
+export function modelVariable(q: Promql): Builder<VariableModel> {
   return labelValuesVariable(
     'model',
     'Model',
-    `label_values(${selected('hermes_api_requests_total', 'provider=~"$provider"')}, model)`,
+    `label_values(${q.selected('hermes_api_requests_total', 'provider=~"$provider"')}, model)`,
   );
 }
 

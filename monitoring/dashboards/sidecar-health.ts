@@ -10,24 +10,24 @@ import {
   datasourceVariable,
   instanceVariable,
   jobVariable,
-  quantileOf,
-  rateOf,
-  selected,
   stat,
   sumBy,
   timeseries,
   upDownMapping,
+  promql,
+  type Promql,
   type RowSpec,
 } from './common.js';
+import type { MonitoringConfig } from '../config.js';
 
 export const SIDECAR_HEALTH_UID = 'hermes-sidecar-health';
 
 /** Seconds since a timestamp gauge moved; `max` picks the freshest selected sidecar. */
-function ageOf(timestampGauge: string): string {
-  return `time() - max(${selected(timestampGauge)})`;
+function ageOf(q: Promql, timestampGauge: string): string {
+  return `time() - max(${q.selected(timestampGauge)})`;
 }
 
-const status: RowSpec = {
+const status = (q: Promql): RowSpec => ({
   title: 'Status',
   panels: [
     stat({
@@ -36,7 +36,7 @@ const status: RowSpec = {
       unit: 'none',
       width: 3,
       mappings: [upDownMapping()],
-      queries: [{ expr: `min(${selected('up')})`, legend: 'up' }],
+      queries: [{ expr: `min(${q.selected('up')})`, legend: 'up' }],
     }),
     stat({
       title: 'Build',
@@ -46,7 +46,7 @@ const status: RowSpec = {
       show: 'name',
       queries: [
         {
-          expr: selected('hermes_sidecar_build_info'),
+          expr: q.selected('hermes_sidecar_build_info'),
           legend: '{{version}} (node {{node_version}})',
           instant: true,
         },
@@ -57,28 +57,28 @@ const status: RowSpec = {
       description: 'Seconds since the newest event was applied. Hermes idles between turns, so compare with plugin heartbeats before worrying.',
       unit: 's',
       width: 3,
-      queries: [{ expr: ageOf('hermes_sidecar_last_event_timestamp_seconds'), legend: 'age' }],
+      queries: [{ expr: ageOf(q, 'hermes_sidecar_last_event_timestamp_seconds'), legend: 'age' }],
     }),
     stat({
       title: 'Plugin last seen',
       description: 'Seconds since the newest heartbeat or event from any bridge plugin instance.',
       unit: 's',
       width: 3,
-      queries: [{ expr: ageOf('hermes_plugin_last_seen_timestamp_seconds'), legend: 'age' }],
+      queries: [{ expr: ageOf(q, 'hermes_plugin_last_seen_timestamp_seconds'), legend: 'age' }],
     }),
     stat({
       title: 'Live plugin instances',
       description: 'Bridge plugin instances with a heartbeat within three intervals.',
       unit: 'short',
       width: 2,
-      queries: [{ expr: sumBy([], selected('hermes_plugin_instances', 'state="live"')), legend: 'live' }],
+      queries: [{ expr: sumBy([], q.selected('hermes_plugin_instances', 'state="live"')), legend: 'live' }],
     }),
     stat({
       title: 'Live series',
       description: 'Live series across agent metrics; compare with the configured caps and the scrape sample_limit.',
       unit: 'short',
       width: 3,
-      queries: [{ expr: sumBy([], selected('hermes_sidecar_series')), legend: 'series' }],
+      queries: [{ expr: sumBy([], q.selected('hermes_sidecar_series')), legend: 'series' }],
     }),
     stat({
       title: 'Queue fill',
@@ -89,7 +89,7 @@ const status: RowSpec = {
       max: 1,
       queries: [
         {
-          expr: `${sumBy([], selected('hermes_sidecar_queue_depth'))} / (${sumBy([], selected('hermes_sidecar_queue_capacity'))} > 0)`,
+          expr: `${sumBy([], q.selected('hermes_sidecar_queue_depth'))} / (${sumBy([], q.selected('hermes_sidecar_queue_capacity'))} > 0)`,
           legend: 'fill',
         },
       ],
@@ -99,12 +99,12 @@ const status: RowSpec = {
       description: 'Failures per second while rendering /metrics (a collector that threw, or a failed render answered with 500).',
       unit: 'cps',
       width: 3,
-      queries: [{ expr: sumBy([], rateOf('hermes_sidecar_scrape_errors_total')), legend: 'errors' }],
+      queries: [{ expr: sumBy([], q.rateOf('hermes_sidecar_scrape_errors_total')), legend: 'errors' }],
     }),
   ],
-};
+});
 
-const delivery: RowSpec = {
+const delivery = (q: Promql): RowSpec => ({
   title: 'Delivery health',
   panels: [
     timeseries({
@@ -114,7 +114,7 @@ const delivery: RowSpec = {
       min: 0,
       queries: [
         {
-          expr: sumBy(['hook', 'reason'], rateOf('hermes_plugin_callbacks_dropped_total')),
+          expr: sumBy(['hook', 'reason'], q.rateOf('hermes_plugin_callbacks_dropped_total')),
           legend: '{{hook}} {{reason}}',
         },
       ],
@@ -125,8 +125,8 @@ const delivery: RowSpec = {
       unit: 'cps',
       min: 0,
       queries: [
-        { expr: sumBy([], rateOf('hermes_sidecar_events_lost_total')), legend: 'lost' },
-        { expr: sumBy([], rateOf('hermes_sidecar_events_duplicate_total')), legend: 'duplicate' },
+        { expr: sumBy([], q.rateOf('hermes_sidecar_events_lost_total')), legend: 'lost' },
+        { expr: sumBy([], q.rateOf('hermes_sidecar_events_duplicate_total')), legend: 'duplicate' },
       ],
     }),
     timeseries({
@@ -134,42 +134,42 @@ const delivery: RowSpec = {
       description: 'Started operations whose terminal event never came within the span TTL (or were evicted from a full map).',
       unit: 'cps',
       min: 0,
-      queries: [{ expr: sumBy(['kind'], rateOf('hermes_sidecar_orphaned_spans_total')), legend: '{{kind}}' }],
+      queries: [{ expr: sumBy(['kind'], q.rateOf('hermes_sidecar_orphaned_spans_total')), legend: '{{kind}}' }],
     }),
     timeseries({
       title: 'Rejected events by reason',
       description: 'Events or requests refused at the edge (invalid JSON, unauthorized, too large, ...).',
       unit: 'cps',
       min: 0,
-      queries: [{ expr: sumBy(['reason'], rateOf('hermes_sidecar_events_rejected_total')), legend: '{{reason}}' }],
+      queries: [{ expr: sumBy(['reason'], q.rateOf('hermes_sidecar_events_rejected_total')), legend: '{{reason}}' }],
     }),
     timeseries({
       title: 'Dropped events by reason',
       description: 'Events refused for lack of capacity or during shutdown; the sender was told to retry.',
       unit: 'cps',
       min: 0,
-      queries: [{ expr: sumBy(['reason'], rateOf('hermes_sidecar_events_dropped_total')), legend: '{{reason}}' }],
+      queries: [{ expr: sumBy(['reason'], q.rateOf('hermes_sidecar_events_dropped_total')), legend: '{{reason}}' }],
     }),
     timeseries({
       title: 'Ignored events by event',
       description: 'Valid events without a metric mapping (for example streaming hooks); expected, but a new name here may be a new Hermes hook.',
       unit: 'cps',
       min: 0,
-      queries: [{ expr: sumBy(['event'], rateOf('hermes_sidecar_events_ignored_total')), legend: '{{event}}' }],
+      queries: [{ expr: sumBy(['event'], q.rateOf('hermes_sidecar_events_ignored_total')), legend: '{{event}}' }],
     }),
     timeseries({
       title: 'Label overflow by label',
       description: 'Label values folded into "other" by the cardinality guard, per label; raise the cap or add an allow-list.',
       unit: 'cps',
       min: 0,
-      queries: [{ expr: sumBy(['label'], rateOf('hermes_sidecar_label_overflow_total')), legend: '{{label}}' }],
+      queries: [{ expr: sumBy(['label'], q.rateOf('hermes_sidecar_label_overflow_total')), legend: '{{label}}' }],
     }),
     timeseries({
       title: 'Plugin instances by state',
       description: 'Bridge plugin instances seen: live (heartbeat within three intervals) or stale.',
       unit: 'short',
       min: 0,
-      queries: [{ expr: sumBy(['state'], selected('hermes_plugin_instances')), legend: '{{state}}' }],
+      queries: [{ expr: sumBy(['state'], q.selected('hermes_plugin_instances')), legend: '{{state}}' }],
     }),
     timeseries({
       title: 'Time since last event and plugin heartbeat',
@@ -178,19 +178,19 @@ const delivery: RowSpec = {
       min: 0,
       queries: [
         {
-          expr: `time() - ${selected('hermes_sidecar_last_event_timestamp_seconds')}`,
+          expr: `time() - ${q.selected('hermes_sidecar_last_event_timestamp_seconds')}`,
           legend: 'last event {{instance}}',
         },
         {
-          expr: `time() - ${selected('hermes_plugin_last_seen_timestamp_seconds')}`,
+          expr: `time() - ${q.selected('hermes_plugin_last_seen_timestamp_seconds')}`,
           legend: 'plugin seen {{instance}}',
         },
       ],
     }),
   ],
-};
+});
 
-const ingest: RowSpec = {
+const ingest = (q: Promql): RowSpec => ({
   title: 'Ingest and queue',
   panels: [
     timeseries({
@@ -201,7 +201,7 @@ const ingest: RowSpec = {
       min: 0,
       stacked: true,
       queries: [
-        { expr: sumBy(['source', 'event'], rateOf('hermes_sidecar_events_received_total')), legend: '{{source}} {{event}}' },
+        { expr: sumBy(['source', 'event'], q.rateOf('hermes_sidecar_events_received_total')), legend: '{{source}} {{event}}' },
       ],
     }),
     timeseries({
@@ -211,7 +211,7 @@ const ingest: RowSpec = {
       width: 12,
       min: 0,
       queries: [
-        { expr: sumBy(['route', 'code'], rateOf('hermes_sidecar_ingest_requests_total')), legend: '{{route}} {{code}}' },
+        { expr: sumBy(['route', 'code'], q.rateOf('hermes_sidecar_ingest_requests_total')), legend: '{{route}} {{code}}' },
       ],
     }),
     timeseries({
@@ -220,8 +220,8 @@ const ingest: RowSpec = {
       unit: 'short',
       min: 0,
       queries: [
-        { expr: quantileOf(0.5, 'hermes_sidecar_ingest_batch_events', []), legend: 'p50' },
-        { expr: quantileOf(0.95, 'hermes_sidecar_ingest_batch_events', []), legend: 'p95' },
+        { expr: q.quantileOf(0.5, 'hermes_sidecar_ingest_batch_events', []), legend: 'p50' },
+        { expr: q.quantileOf(0.95, 'hermes_sidecar_ingest_batch_events', []), legend: 'p95' },
       ],
     }),
     timeseries({
@@ -230,8 +230,8 @@ const ingest: RowSpec = {
       unit: 'short',
       min: 0,
       queries: [
-        { expr: selected('hermes_sidecar_queue_depth'), legend: 'depth {{instance}}' },
-        { expr: selected('hermes_sidecar_queue_capacity'), legend: 'capacity {{instance}}' },
+        { expr: q.selected('hermes_sidecar_queue_depth'), legend: 'depth {{instance}}' },
+        { expr: q.selected('hermes_sidecar_queue_capacity'), legend: 'capacity {{instance}}' },
       ],
     }),
     timeseries({
@@ -239,12 +239,12 @@ const ingest: RowSpec = {
       description: 'Entries evicted from a full state table before they expired (plugin_instances, sessions); evicted instances lose their sequence tracking, evicted sessions leave the active gauge.',
       unit: 'cps',
       min: 0,
-      queries: [{ expr: sumBy(['table'], rateOf('hermes_sidecar_state_evictions_total')), legend: '{{table}}' }],
+      queries: [{ expr: sumBy(['table'], q.rateOf('hermes_sidecar_state_evictions_total')), legend: '{{table}}' }],
     }),
   ],
-};
+});
 
-const processRow: RowSpec = {
+const processRow = (q: Promql): RowSpec => ({
   title: 'Process',
   panels: [
     timeseries({
@@ -252,7 +252,7 @@ const processRow: RowSpec = {
       description: 'CPU time used per second (1 = one full core); the sidecar is single-threaded, so near 1 means saturation.',
       unit: 'percentunit',
       min: 0,
-      queries: [{ expr: rateOf('process_cpu_seconds_total'), legend: '{{instance}}' }],
+      queries: [{ expr: q.rateOf('process_cpu_seconds_total'), legend: '{{instance}}' }],
     }),
     timeseries({
       title: 'Memory',
@@ -260,8 +260,8 @@ const processRow: RowSpec = {
       unit: 'bytes',
       min: 0,
       queries: [
-        { expr: selected('process_resident_memory_bytes'), legend: 'resident {{instance}}' },
-        { expr: selected('nodejs_heap_size_used_bytes'), legend: 'heap used {{instance}}' },
+        { expr: q.selected('process_resident_memory_bytes'), legend: 'resident {{instance}}' },
+        { expr: q.selected('nodejs_heap_size_used_bytes'), legend: 'heap used {{instance}}' },
       ],
     }),
     timeseries({
@@ -269,7 +269,7 @@ const processRow: RowSpec = {
       description: 'p99 Node.js event-loop lag; sustained lag delays ingest and scrapes.',
       unit: 's',
       min: 0,
-      queries: [{ expr: selected('nodejs_eventloop_lag_p99_seconds'), legend: '{{instance}}' }],
+      queries: [{ expr: q.selected('nodejs_eventloop_lag_p99_seconds'), legend: '{{instance}}' }],
     }),
     timeseries({
       title: 'Live series against the cap',
@@ -278,8 +278,8 @@ const processRow: RowSpec = {
       min: 0,
       width: 8,
       queries: [
-        { expr: selected('hermes_sidecar_series'), legend: 'series {{instance}}' },
-        { expr: selected('hermes_sidecar_series_limit'), legend: 'limit {{instance}}' },
+        { expr: q.selected('hermes_sidecar_series'), legend: 'series {{instance}}' },
+        { expr: q.selected('hermes_sidecar_series_limit'), legend: 'limit {{instance}}' },
       ],
     }),
     timeseries({
@@ -288,7 +288,7 @@ const processRow: RowSpec = {
       unit: 'cps',
       min: 0,
       width: 8,
-      queries: [{ expr: sumBy(['metric'], rateOf('hermes_sidecar_series_overflow_total')), legend: '{{metric}}' }],
+      queries: [{ expr: sumBy(['metric'], q.rateOf('hermes_sidecar_series_overflow_total')), legend: '{{metric}}' }],
     }),
     timeseries({
       title: 'Scrape errors by stage',
@@ -298,20 +298,21 @@ const processRow: RowSpec = {
       min: 0,
       width: 8,
       queries: [
-        { expr: sumBy(['stage'], rateOf('hermes_sidecar_scrape_errors_total')), legend: '{{stage}}' },
-        { expr: sumBy([], rateOf('hermes_sidecar_invalid_values_total')), legend: 'refused values' },
+        { expr: sumBy(['stage'], q.rateOf('hermes_sidecar_scrape_errors_total')), legend: '{{stage}}' },
+        { expr: sumBy([], q.rateOf('hermes_sidecar_invalid_values_total')), legend: 'refused values' },
       ],
     }),
   ],
-};
+});
 
-export function sidecarHealthDashboard(): Dashboard {
+export function sidecarHealthDashboard(config: MonitoringConfig): Dashboard {
+  const q = promql(config.selector);
   return buildDashboard({
     uid: SIDECAR_HEALTH_UID,
     title: 'Hermes sidecar health',
     description:
       'Delivery health of the Hermes observer-hook pipeline (plugin, ingest, queue) and of the sidecar process.',
-    variables: [datasourceVariable(), jobVariable(), instanceVariable()],
-    rows: [status, delivery, ingest, processRow],
+    variables: [datasourceVariable(), jobVariable(config.selector), instanceVariable(config.selector)],
+    rows: [status, delivery, ingest, processRow].map((row) => row(q)),
   });
 }

@@ -8,7 +8,7 @@
  *   points at the section of docs/runbook.md named after the alert.
  * - Symptoms first (error ratio, latency, loss); causes are left to the runbook.
  */
-import { runbookBaseUrl, selector, thresholds } from '../config.js';
+import type { MonitoringConfig } from '../config.js';
 import { lines, series } from '../promql.js';
 import { RECORDING as R } from './recording.js';
 import type { AlertingRule, RuleGroup, Severity } from './types.js';
@@ -23,11 +23,13 @@ interface AlertSpec {
 }
 
 /** GitHub turns the heading `## HermesFooBar` into the anchor `#hermesfoobar`. */
-export function runbookUrl(alertName: string): string {
-  return `${runbookBaseUrl}#${alertName.toLowerCase()}`;
+export function runbookUrl(runbookBase: string, alertName: string): string {
+  return `${runbookBase}#${alertName.toLowerCase()}`;
 }
 
-function alert(spec: AlertSpec): AlertingRule {
+const alert = (spec: AlertSpec): AlertSpec => spec;
+
+function toRule(spec: AlertSpec, runbookBase: string): AlertingRule {
   return {
     alert: spec.name,
     expr: spec.expr,
@@ -36,7 +38,7 @@ function alert(spec: AlertSpec): AlertingRule {
     annotations: {
       summary: spec.summary,
       description: spec.description,
-      runbook_url: runbookUrl(spec.name),
+      runbook_url: runbookUrl(runbookBase, spec.name),
     },
   };
 }
@@ -54,7 +56,7 @@ function increase15mIncludingNewSeries(selectorExpr: string): string {
   return `((${selectorExpr} unless ${selectorExpr} offset 15m) or increase(${selectorExpr}[15m]))`;
 }
 
-const sidecarAlerts: RuleGroup<AlertingRule> = {
+const sidecarAlerts = ({ selector, thresholds }: MonitoringConfig): RuleGroup<AlertSpec> => ({
   name: 'hermes-sidecar.alerts',
   rules: [
     alert({
@@ -148,16 +150,16 @@ const sidecarAlerts: RuleGroup<AlertingRule> = {
         '{{ $labels.instance }} keeps expiring {{ $labels.kind }} spans whose terminal event never came; durations and in-flight gauges for them are incomplete.',
     }),
   ],
-};
+});
 
-const agentAlerts: RuleGroup<AlertingRule> = {
+const agentAlerts = ({ selector, thresholds }: MonitoringConfig): RuleGroup<AlertSpec> => ({
   name: 'hermes-agent.alerts',
   rules: [
     alert({
       name: 'HermesApiErrorRatioHigh',
       severity: 'warning',
       for: '15m',
-      expr: `${R.providerErrorRatio} > ${thresholds.apiErrorRatioWarning}`,
+      expr: `${series(R.providerErrorRatio, selector)} > ${thresholds.apiErrorRatioWarning}`,
       summary: 'Many provider API calls are failing.',
       description:
         '{{ $value | humanizePercentage }} of {{ $labels.provider }} API attempts from {{ $labels.instance }} failed over the last 5 minutes.',
@@ -166,7 +168,7 @@ const agentAlerts: RuleGroup<AlertingRule> = {
       name: 'HermesApiErrorRatioHigh',
       severity: 'critical',
       for: '10m',
-      expr: `${R.providerErrorRatio} > ${thresholds.apiErrorRatioCritical}`,
+      expr: `${series(R.providerErrorRatio, selector)} > ${thresholds.apiErrorRatioCritical}`,
       summary: 'Many provider API calls are failing.',
       description:
         '{{ $value | humanizePercentage }} of {{ $labels.provider }} API attempts from {{ $labels.instance }} failed over the last 5 minutes.',
@@ -175,7 +177,7 @@ const agentAlerts: RuleGroup<AlertingRule> = {
       name: 'HermesApiLatencyHigh',
       severity: 'warning',
       for: '15m',
-      expr: `${R.apiDurationP95} > ${thresholds.apiLatencyP95Seconds}`,
+      expr: `${series(R.apiDurationP95, selector)} > ${thresholds.apiLatencyP95Seconds}`,
       summary: 'Provider API calls are slow.',
       description:
         'p95 latency of successful {{ $labels.provider }} {{ $labels.model }} calls from {{ $labels.instance }} is {{ $value | humanizeDuration }}.',
@@ -185,7 +187,7 @@ const agentAlerts: RuleGroup<AlertingRule> = {
       severity: 'warning',
       for: '10m',
       // Relative to traffic, so a busy fleet with a steady trickle of retries stays quiet.
-      expr: `${R.providerRetriesRate} / (${R.providerRequestsRate} > 0) > ${thresholds.apiRetryRatio}`,
+      expr: `${series(R.providerRetriesRate, selector)} / (${series(R.providerRequestsRate, selector)} > 0) > ${thresholds.apiRetryRatio}`,
       summary: 'Hermes is retrying many provider API calls.',
       description:
         '{{ $value | humanizePercentage }} of {{ $labels.provider }} API attempts from {{ $labels.instance }} are followed by a retry.',
@@ -195,7 +197,7 @@ const agentAlerts: RuleGroup<AlertingRule> = {
       severity: 'warning',
       for: '10m',
       // Per minute, because agents make few calls and "0.03/s" reads badly at 3 a.m.
-      expr: `${R.providerRetriesExhaustedRate} * 60 > 0`,
+      expr: `${series(R.providerRetriesExhaustedRate, selector)} * 60 > 0`,
       summary: 'Provider API calls keep failing after all retries.',
       description:
         '{{ $labels.provider }} calls from {{ $labels.instance }} fail for good at {{ $value | humanize }} per minute; each one ends the logical call that made it.',
@@ -204,7 +206,7 @@ const agentAlerts: RuleGroup<AlertingRule> = {
       name: 'HermesToolFailureRatioHigh',
       severity: 'warning',
       for: '15m',
-      expr: `${R.toolFailureRatio} > ${thresholds.toolFailureRatio}`,
+      expr: `${series(R.toolFailureRatio, selector)} > ${thresholds.toolFailureRatio}`,
       summary: 'Many calls of a tool fail.',
       description:
         '{{ $value | humanizePercentage }} of {{ $labels.tool }} tool calls on {{ $labels.instance }} ended in error or timeout over the last 5 minutes.',
@@ -233,7 +235,22 @@ const agentAlerts: RuleGroup<AlertingRule> = {
       description:
         '{{ $value | humanizePercentage }} of {{ $labels.platform }} turns on {{ $labels.instance }} stopped at the iteration limit over the last 30 minutes.',
     }),
+    alert({
+      name: 'HermesSpendRateHigh',
+      severity: 'warning',
+      for: '15m',
+      // Priced calls only (Hermes' price or the config price table); unpriced calls are counted apart.
+      expr: `sum without (kind, provider, model, pricing) (increase(${series('hermes_cost_usd_total', selector)}[1h])) > ${thresholds.costUsdPerHour}`,
+      summary: 'Provider API spend is above the expected hourly rate.',
+      description:
+        '{{ $labels.instance }} spent {{ $value | humanize }} USD on provider API calls over the last hour.',
+    }),
   ],
-};
+});
 
-export const ALERT_GROUPS: readonly RuleGroup<AlertingRule>[] = [sidecarAlerts, agentAlerts];
+export function alertGroups(config: MonitoringConfig): RuleGroup<AlertingRule>[] {
+  return [sidecarAlerts(config), agentAlerts(config)].map((group) => ({
+    name: group.name,
+    rules: group.rules.map((spec) => toRule(spec, config.runbookBase)),
+  }));
+}

@@ -8,7 +8,7 @@
  *   traffic but no failures yields 0 instead of no sample.
  * - Rules in a group run in order, so later rules may read earlier ones of the same group.
  */
-import { selector } from '../config.js';
+import type { MonitoringConfig } from '../config.js';
 import { lines, series } from '../promql.js';
 import type { RecordingRule, RuleGroup } from './types.js';
 
@@ -37,7 +37,7 @@ export const RECORDING = {
 
 const R = RECORDING;
 
-const apiGroup: RuleGroup<RecordingRule> = {
+const apiGroup = ({ selector }: MonitoringConfig): RuleGroup<RecordingRule> => ({
   name: 'hermes-api.rules',
   rules: [
     rule(
@@ -47,7 +47,7 @@ const apiGroup: RuleGroup<RecordingRule> = {
     ),
     rule(
       R.apiErrorsRate,
-      `sum without (kind, reason, status_code, retryable) (rate(${series('hermes_api_errors_total', selector)}[5m]))`,
+      `sum without (kind, reason, error_class, status_code, retryable) (rate(${series('hermes_api_errors_total', selector)}[5m]))`,
       'Failed provider API attempts per second, every reason and status code together.',
     ),
     rule(
@@ -57,22 +57,22 @@ const apiGroup: RuleGroup<RecordingRule> = {
     ),
     rule(
       R.apiDurationP95,
-      `histogram_quantile(0.95, ${R.apiDurationBucketsRate})`,
+      `histogram_quantile(0.95, ${series(R.apiDurationBucketsRate, selector)})`,
       'p95 latency of successful provider calls.',
     ),
     rule(
       R.providerRequestsRate,
-      `sum without (model) (${R.apiRequestsRate})`,
+      `sum without (model) (${series(R.apiRequestsRate, selector)})`,
       'Finished provider API attempts per second, all models of a provider together.',
     ),
     rule(
       R.providerErrorsRate,
-      `sum without (model) (${R.apiErrorsRate})`,
+      `sum without (model) (${series(R.apiErrorsRate, selector)})`,
       'Failed provider API attempts per second, all models of a provider together.',
     ),
     rule(
       R.providerErrorRatio,
-      guardedRatio(R.providerErrorsRate, R.providerRequestsRate),
+      guardedRatio(series(R.providerErrorsRate, selector), series(R.providerRequestsRate, selector)),
       'Share of provider API attempts that failed (0 to 1); absent while the provider has no traffic.',
     ),
     rule(
@@ -86,9 +86,9 @@ const apiGroup: RuleGroup<RecordingRule> = {
       'Logical provider calls per second that failed for good (not retryable, or out of retries).',
     ),
   ],
-};
+});
 
-const toolGroup: RuleGroup<RecordingRule> = {
+const toolGroup = ({ selector }: MonitoringConfig): RuleGroup<RecordingRule> => ({
   name: 'hermes-tools.rules',
   rules: [
     rule(
@@ -100,11 +100,13 @@ const toolGroup: RuleGroup<RecordingRule> = {
       R.toolFailureRatio,
       guardedRatio(
         `sum without (status) (rate(${series('hermes_tool_calls_total', selector, 'status=~"error|timeout"')}[5m]))`,
-        R.toolCallsRate,
+        series(R.toolCallsRate, selector),
       ),
       'Share of tool calls that ended in error or timeout (blocked and cancelled calls are decisions, not failures).',
     ),
   ],
-};
+});
 
-export const RECORDING_GROUPS: readonly RuleGroup<RecordingRule>[] = [apiGroup, toolGroup];
+export function recordingGroups(config: MonitoringConfig): RuleGroup<RecordingRule>[] {
+  return [apiGroup(config), toolGroup(config)];
+}

@@ -3,7 +3,9 @@
  *
  * Readers pick only the content-free fields a metric needs; content (prompts, messages, args,
  * results, commands, goals, error text) is never read. Aliases of the envelope variant are
- * accepted, and the Hermes name wins when both are present (METRICS.md, "Field aliases").
+ * accepted, and the Hermes name wins when both are present. docs/contract.md lists every field
+ * read here with its Hermes call site; test/contract/agreement.test.ts checks these readers
+ * against the plugin's table (plugin/hermes_prometheus_bridge/contract.json).
  */
 import {
   bool,
@@ -40,6 +42,14 @@ export interface Usage {
   readonly prompt?: number;
 }
 
+/** cost_usd / cost_status as the plugin priced a call with Hermes' agent.usage_pricing. */
+export interface HermesCost {
+  /** Finite and zero or more; absent when Hermes could not price the call. */
+  readonly usd?: number;
+  /** CostResult.status: actual | estimated | included | unknown. */
+  readonly status?: string;
+}
+
 export interface DropReport {
   readonly hook: string;
   readonly reason: string;
@@ -56,12 +66,16 @@ export type EventData =
       readonly timeToFirstChunkSeconds?: number;
       readonly finishReason?: string;
       readonly usage?: Usage;
+      /** Hermes' own price of the call (agent.usage_pricing), added by the plugin's sender thread. */
+      readonly cost?: HermesCost;
     }
   | {
       readonly type: 'api_attempt_failed';
       readonly call: ApiCall;
       readonly durationSeconds?: number;
       readonly reason?: string;
+      /** The exception class name (error["type"] of api_request_error). */
+      readonly errorType?: string;
       readonly statusCode?: number;
       readonly retryable?: boolean;
       readonly retryCount?: number;
@@ -83,15 +97,10 @@ export type EventData =
       readonly completed?: boolean;
       readonly failed?: boolean;
       readonly interrupted?: boolean;
+      /** turn_exit_reason of Hermes releases that pass it; on_session_end's reason (CLI exit paths) otherwise. */
       readonly exitReason?: string;
     }
-  | {
-      readonly type: 'turn_ended';
-      readonly turnId?: string;
-      readonly platform?: string;
-      readonly model?: string;
-      readonly durationSeconds?: number;
-    }
+  | { readonly type: 'turn_ended'; readonly turnId?: string; readonly durationSeconds?: number }
   | { readonly type: 'tool_started'; readonly toolCallId?: string; readonly tool?: string; readonly turnId?: string }
   | {
       readonly type: 'tool_finished';
@@ -109,6 +118,7 @@ export type EventData =
       readonly toolCallId?: string;
       readonly sessionKey?: string;
       readonly choice?: string;
+      readonly decidedBy?: string;
     }
   | { readonly type: 'session_started' | 'session_finalized' | 'session_reset'; readonly sessionId?: string; readonly platform?: string }
   | { readonly type: 'session_event'; readonly event?: string }
@@ -179,9 +189,16 @@ function readUsage(fields: Fields): Usage | undefined {
   };
 }
 
-function apiDuration(fields: Fields): number | undefined {
-  // The Hermes name wins over the envelope alias.
-  return quantity(fields, 'api_duration') ?? millisAsSeconds(fields, 'duration_ms');
+/** The envelope variant names the duration duration_ms; the Hermes name wins when both are present. */
+function apiDuration(fields: Fields, kind: ApiKind): number | undefined {
+  const hermes = quantity(fields, 'api_duration');
+  return kind === 'auxiliary' ? hermes : (hermes ?? millisAsSeconds(fields, 'duration_ms'));
+}
+
+function hermesCost(fields: Fields): HermesCost | undefined {
+  const usd = quantity(fields, 'cost_usd');
+  const status = str(fields, 'cost_status');
+  return usd === undefined && status === undefined ? undefined : { usd, status };
 }
 
 function timeToFirstChunk(fields: Fields): number | undefined {
@@ -195,10 +212,12 @@ function apiSucceeded(fields: Fields, kind: ApiKind): EventData {
   return {
     type: 'api_attempt_succeeded',
     call: apiCall(fields, kind),
-    durationSeconds: apiDuration(fields),
+    durationSeconds: apiDuration(fields, kind),
     timeToFirstChunkSeconds: timeToFirstChunk(fields),
     finishReason: str(fields, 'finish_reason'),
     usage: readUsage(fields),
+    // Only post_api_request is priced by the plugin.
+    cost: kind === 'main' ? hermesCost(fields) : undefined,
   };
 }
 
@@ -206,8 +225,9 @@ function apiFailed(fields: Fields, kind: ApiKind): EventData {
   return {
     type: 'api_attempt_failed',
     call: apiCall(fields, kind),
-    durationSeconds: apiDuration(fields),
+    durationSeconds: apiDuration(fields, kind),
     reason: str(fields, 'reason'),
+    errorType: str(fields, 'error_type'),
     statusCode: count(fields, 'status_code'),
     retryable: bool(fields, 'retryable'),
     retryCount: count(fields, 'retry_count'),
@@ -261,7 +281,9 @@ const approval =
     patternKey: str(fields, 'pattern_key'),
     toolCallId: id(fields, 'tool_call_id'),
     sessionKey: str(fields, 'session_key'),
-    choice: str(fields, 'choice'),
+    // Only a response carries a decision.
+    choice: type === 'approval_responded' ? str(fields, 'choice') : undefined,
+    decidedBy: type === 'approval_responded' ? str(fields, 'decided_by') : undefined,
   });
 
 const session =
@@ -291,15 +313,9 @@ const READERS: ReadonlyMap<string, Reader> = new Map(Object.entries({
     completed: bool(fields, 'completed'),
     failed: bool(fields, 'failed'),
     interrupted: bool(fields, 'interrupted'),
-    exitReason: str(fields, 'turn_exit_reason'),
+    exitReason: str(fields, 'turn_exit_reason') ?? str(fields, 'reason'),
   }),
-  turn_end: (fields) => ({
-    type: 'turn_ended',
-    turnId: id(fields, 'turn_id'),
-    platform: str(fields, 'platform'),
-    model: str(fields, 'model'),
-    durationSeconds: turnDuration(fields),
-  }),
+  turn_end: (fields) => ({ type: 'turn_ended', turnId: id(fields, 'turn_id'), durationSeconds: turnDuration(fields) }),
   pre_tool_call: (fields) => ({
     type: 'tool_started',
     toolCallId: id(fields, 'tool_call_id'),

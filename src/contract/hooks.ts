@@ -7,7 +7,7 @@ import { VALUES, type ValueOf } from '../metrics/catalogue.js';
 import { OTHER } from '../metrics/labels.js';
 
 /** Events that move agent or delivery metrics. */
-export const MAPPED_EVENTS = [...VALUES.plugin_hook, 'plugin_heartbeat'] as const;
+export const MAPPED_EVENTS = [...VALUES.plugin_hook, ...VALUES.envelope_event, 'plugin_heartbeat'] as const;
 
 const KNOWN_EVENTS: ReadonlySet<string> = new Set(VALUES.event);
 const IGNORED_EVENTS: ReadonlySet<string> = new Set(VALUES.ignored_event);

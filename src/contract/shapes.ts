@@ -1,5 +1,5 @@
 /**
- * The three shapes events arrive in (ARCHITECTURE.md, "Ways events arrive"), told apart and
+ * The three shapes events arrive in (docs/contract.md, "Wire format"), told apart and
  * normalized into one ObserverEvent:
  *
  *  1. plugin line: {event, observed_at, instance, seq, data}

@@ -1,5 +1,5 @@
 /**
- * Hermes outbound-webhook deliveries (CONTRACT.md §1.6): the shell-hook shape
+ * Hermes outbound-webhook deliveries (docs/contract.md, "Wire format"): the shell-hook shape
  * `{hook_event_name, tool_name, tool_input, session_id, cwd, profile, extra:{…}, delivery_id, timestamp}`,
  * mapped into the same ObserverEvent as a plugin line of that hook. `tool_input` (arguments),
  * `cwd` and `profile` are never read.

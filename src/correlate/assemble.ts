@@ -11,6 +11,7 @@ import { Dispatcher } from './dispatcher.js';
 import { PluginInstances } from './instances.js';
 import type { Clock } from '../clock.js';
 import type { DeliveryRecorder } from './recorders/delivery.js';
+import { PriceTable, type PriceEntry } from './recorders/pricing.js';
 
 export interface EventPipeline {
   readonly dispatcher: Dispatcher;
@@ -28,6 +29,8 @@ export interface EventPipelineSettings {
   readonly labels: LabelRules;
   readonly correlator: { readonly spanTtlSeconds: number; readonly sessionTtlSeconds: number; readonly maxSpans: number };
   readonly sequence: { readonly instanceTtlSeconds: number; readonly maxInstances: number };
+  /** The config file's price table (USD per million tokens per provider/model). */
+  readonly prices?: readonly PriceEntry[];
 }
 
 export function createEventPipeline(
@@ -52,6 +55,7 @@ export function createEventPipeline(
       clock,
       spans: { ttlSeconds: config.correlator.spanTtlSeconds, maxEntries: config.correlator.maxSpans },
       sessionTtlSeconds: config.correlator.sessionTtlSeconds,
+      prices: new PriceTable(config.prices),
       track: (table) => sweepables.push(table),
       spanMetrics: metricsOwnedBy(metrics, 'correlate/recorders/context'),
       evicted,

@@ -122,11 +122,23 @@ export const VALUES = {
     'notify_failed',
     'smart_approve',
     'smart_deny',
+    /** A smart request followed by a person's request for the same operation (docs/metrics.md). */
+    'escalated',
   ],
+  /** How a call's cost was priced: Hermes' own pricing, the config price table, a subscription route. */
+  pricing: ['hermes', 'config', 'included'],
+  /** Why a successful call has no cost. */
+  unpriced_reason: ['no_usage', 'no_price'],
   session_event: ['created', 'switched', 'reset', 'resumed'],
   subagent_status: ['completed', 'failed', 'interrupted', 'timeout', 'error'],
-  /** The hooks whose callbacks the bridge plugin can drop. */
-  plugin_hook: [...MAPPED_HOOKS, ...ENVELOPE_EVENTS],
+  /**
+   * The hooks whose dropped callbacks the bridge plugin reports. Drops of envelope-only events
+   * count as `other`: no Hermes release sends them, and series made for them would stay at 0 for
+   * every user (docs/metrics.md, "fed by").
+   */
+  plugin_hook: MAPPED_HOOKS,
+  /** Events only the envelope variant (register_observer_hook, in no Hermes release) sends. */
+  envelope_event: ENVELOPE_EVENTS,
   /** Why the bridge plugin dropped a callback (its heartbeat's `dropped` reasons). */
   plugin_drop_reason: ['queue_full', 'serialize_error', 'callback_error', 'send_failed', 'shutdown'],
   plugin_state: ['live', 'stale'],
@@ -299,8 +311,8 @@ export const CATALOGUE = {
     'Provider API call duration as Hermes reports it (from the start of the logical call, so it includes earlier failed attempts).'),
   apiTimeToFirstChunk: api.histogram('hermes_api_time_to_first_chunk_seconds', API, 'api_seconds', 'agent',
     'Time from the start of a streamed provider call to its first chunk.'),
-  apiErrors: api.counter('hermes_api_errors_total', { ...API, reason: OPEN, status_code: OPEN, retryable: VALUES.retryable }, 'agent',
-    'Failed provider API attempts by failover reason, HTTP status code and retryability.'),
+  apiErrors: api.counter('hermes_api_errors_total', { ...API, reason: OPEN, error_class: OPEN, status_code: OPEN, retryable: VALUES.retryable }, 'agent',
+    'Failed provider API attempts by failover reason, exception class (error_class), HTTP status code and retryability.'),
   apiRetries: api.counter('hermes_api_retries_total', { ...API, reason: OPEN }, 'agent',
     'Failed provider API attempts after which Hermes retries the call.'),
   apiRetriesExhausted: api.counter('hermes_api_retries_exhausted_total', { ...API, reason: OPEN }, 'agent',
@@ -311,6 +323,10 @@ export const CATALOGUE = {
     'Prompt size (input + cache_read + cache_write tokens) per successful provider call.'),
   apiFinishReasons: api.counter('hermes_api_finish_reasons_total', { ...API, finish_reason: OPEN }, 'agent',
     'Successful provider API attempts by finish reason.'),
+  costUsd: api.counter('hermes_cost_usd_total', { ...API, pricing: VALUES.pricing }, 'agent',
+    'Cost in USD of successful provider API calls, by how they were priced ({pricing}): hermes is Hermes\' own agent.usage_pricing, config the price table of the config file, included a subscription route (counts 0).'),
+  costUnpriced: api.counter('hermes_cost_unpriced_requests_total', { ...API, reason: VALUES.unpriced_reason }, 'agent',
+    'Successful provider API calls that could not be priced, never guessed ({reason}): no_usage when the call reported no usage, no_price when neither Hermes nor the price table knows the route or a token type has no price.'),
   apiRequestsInFlight: api.gauge('hermes_api_requests_in_flight', { kind: VALUES.api_kind, provider: OPEN }, 'agent',
     'Provider API attempts started and not yet finished (counted at scrape time from the open spans).'),
 

@@ -34,13 +34,14 @@ export function closedLabel<const V extends string>(allowed: ReadonlySet<V>, raw
   return (allowed as ReadonlySet<string>).has(value) ? (value as V) : OTHER;
 }
 
-/** Open label sets guarded by a per-label cap (METRICS.md, "Label rules"). */
+/** Open label sets guarded by a per-label cap (docs/metrics.md, "Label caps"). */
 export const DEFAULT_LABEL_CAPS = {
   provider: 64,
   model: 256,
   tool: 256,
   platform: 32,
   reason: 64,
+  error_class: 32,
   status_code: 64,
   pattern_key: 128,
   exit_reason: 64,

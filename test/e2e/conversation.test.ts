@@ -28,8 +28,9 @@ const CONVERSATION_EXPECTED: [string, number][] = [
   ...histogram('hermes_api_request_duration_seconds', { ...main, outcome: 'success' }, 9.342, 2),
   ...histogram('hermes_api_request_duration_seconds', { ...aux, outcome: 'success' }, 0.912, 1),
   ...histogram('hermes_api_time_to_first_chunk_seconds', main, 3.5, 1),
-  [series('hermes_api_errors_total', { ...main, reason: 'rate_limit', status_code: '429', retryable: 'true' }), 1],
-  [series('hermes_api_errors_total', { ...main, reason: 'context_overflow', status_code: '400', retryable: 'false' }), 1],
+  // Flat kwargs carry Hermes' error dict; only the plugin's error_type (its class) is read.
+  [series('hermes_api_errors_total', { ...main, reason: 'rate_limit', error_class: 'unknown', status_code: '429', retryable: 'true' }), 1],
+  [series('hermes_api_errors_total', { ...main, reason: 'context_overflow', error_class: 'unknown', status_code: '400', retryable: 'false' }), 1],
   [series('hermes_api_retries_total', { ...main, reason: 'rate_limit' }), 1],
   [series('hermes_api_retries_exhausted_total', { ...main, reason: 'context_overflow' }), 1],
   [series('hermes_tokens_total', { ...main, token_type: 'input' }), 1504],
@@ -49,6 +50,9 @@ const CONVERSATION_EXPECTED: [string, number][] = [
   [series('hermes_api_finish_reasons_total', { ...aux, finish_reason: 'stop' }), 1],
   [series('hermes_api_requests_in_flight', { kind: 'main', provider: 'openrouter' }), 0],
   [series('hermes_api_requests_in_flight', { kind: 'auxiliary', provider: 'openrouter' }), 0],
+  // No cost_usd (the plugin adds it) and no price table: unpriced, not guessed.
+  [series('hermes_cost_unpriced_requests_total', { ...main, reason: 'no_price' }), 2],
+  [series('hermes_cost_unpriced_requests_total', { ...aux, reason: 'no_price' }), 1],
 
   [series('hermes_turns_started_total', { platform: 'cli', model: M }), 2],
   [series('hermes_turns_finished_total', { platform: 'cli', model: M, outcome: 'completed', exit_reason: 'text_response' }), 1],
@@ -102,7 +106,8 @@ const ENVELOPE_EXPECTED: [string, number][] = [
   [series('hermes_api_requests_total', { kind: 'main', provider: 'anthropic', model: 'claude-opus-4', outcome: 'error' }), 1],
   ...histogram('hermes_api_request_duration_seconds', { kind: 'main', provider: 'anthropic', model: 'claude-opus-4', outcome: 'success' }, 2.5, 1),
   ...histogram('hermes_api_request_duration_seconds', { kind: 'main', provider: 'anthropic', model: 'claude-opus-4', outcome: 'error' }, 0.8, 1),
-  [series('hermes_api_errors_total', { kind: 'main', provider: 'anthropic', model: 'claude-opus-4', reason: 'unknown', status_code: 'none', retryable: 'unknown' }), 1],
+  [series('hermes_api_errors_total', { kind: 'main', provider: 'anthropic', model: 'claude-opus-4', reason: 'unknown', error_class: 'OverloadedError', status_code: 'none', retryable: 'unknown' }), 1],
+  [series('hermes_cost_unpriced_requests_total', { kind: 'main', provider: 'anthropic', model: 'claude-opus-4', reason: 'no_price' }), 1],
   [series('hermes_tokens_total', { kind: 'main', provider: 'anthropic', model: 'claude-opus-4', token_type: 'input' }), 100],
   [series('hermes_tokens_total', { kind: 'main', provider: 'anthropic', model: 'claude-opus-4', token_type: 'output' }), 50],
   [series('hermes_api_finish_reasons_total', { kind: 'main', provider: 'anthropic', model: 'claude-opus-4', finish_reason: 'unknown' }), 1],
@@ -128,6 +133,7 @@ const ENVELOPE_EXPECTED: [string, number][] = [
 const AGENT_PREFIXES = [
   'hermes_api_',
   'hermes_tokens_',
+  'hermes_cost_',
   'hermes_turn',
   'hermes_tool_',
   'hermes_approval',
@@ -155,7 +161,7 @@ describe('fixture conversation, flat kwargs shape', () => {
     expect(Object.fromEntries(samples)).toEqual(Object.fromEntries(CONVERSATION_EXPECTED));
   });
 
-  it('fills histogram buckets at the METRICS.md bounds', async () => {
+  it('fills histogram buckets at the docs/metrics.md bounds', async () => {
     const harness = startTestSidecar();
     await harness.postNdjson(readJsonl('conversation.jsonl'));
     const samples = await harness.samples();
@@ -209,7 +215,7 @@ describe('envelope variant stream', () => {
   });
 });
 
-describe('CONTRACT.md Appendix A, posted as one fixture turn', () => {
+describe('the canonical sample payloads (test/fixtures/appendix-a.jsonl), posted as one fixture turn', () => {
   it('moves exactly these series', async () => {
     const harness = startTestSidecar();
     const response = await harness.postNdjson(readJsonl('appendix-a.jsonl'));
@@ -226,7 +232,9 @@ describe('CONTRACT.md Appendix A, posted as one fixture turn', () => {
         ...histogram('hermes_api_request_duration_seconds', { ...a, outcome: 'error' }, 1.207, 1),
         ...histogram('hermes_api_request_duration_seconds', { ...x, outcome: 'success' }, 0.912, 1),
         ...histogram('hermes_api_time_to_first_chunk_seconds', a, 1.421, 1),
-        [series('hermes_api_errors_total', { ...a, reason: 'rate_limit', status_code: '429', retryable: 'true' }), 1],
+        [series('hermes_api_errors_total', { ...a, reason: 'rate_limit', error_class: 'unknown', status_code: '429', retryable: 'true' }), 1],
+        [series('hermes_cost_unpriced_requests_total', { ...a, reason: 'no_price' }), 1],
+        [series('hermes_cost_unpriced_requests_total', { ...x, reason: 'no_price' }), 1],
         [series('hermes_api_retries_total', { ...a, reason: 'rate_limit' }), 1],
         [series('hermes_tokens_total', { ...a, token_type: 'input' }), 1204],
         [series('hermes_tokens_total', { ...a, token_type: 'cache_read' }), 18030],

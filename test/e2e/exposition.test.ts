@@ -14,7 +14,7 @@ import { FakeClock, readJsonl } from '../support/sidecar.js';
 
 const SENTINEL = 'SECRET-';
 
-/** Every content field of CONTRACT.md, each carrying a sentinel. */
+/** Every content field Hermes passes (docs/contract.md lists what is forwarded instead), each carrying a sentinel. */
 const CONTENT_FIELDS = {
   user_message: `${SENTINEL}prompt`,
   conversation_history: [{ role: 'user', content: `${SENTINEL}history` }],
@@ -62,6 +62,8 @@ async function populate(harness: ReturnType<typeof populatedSidecar>): Promise<s
   const seq = (n: number) => ({ event: 'pre_llm_call', instance: 'p1', seq: n, data: { ...CONTENT_FIELDS, turn_id: `x${n}`, platform: 'cli', model: `model-${n}` } });
   await post([seq(1), seq(2), seq(2), seq(5)]);
   await post([{ event: 'plugin_heartbeat', instance: 'p1', data: { interval_seconds: 5, dropped: { post_tool_call: { queue_full: 2 } } } }]);
+  // a call Hermes priced (the plugin adds cost_usd / cost_status)
+  await post([{ event: 'post_api_request', data: { ...CONTENT_FIELDS, provider: 'anthropic', model: 'model-1', api_request_id: 'c1', usage: { input_tokens: 10, output_tokens: 5 }, cost_usd: 0.001, cost_status: 'estimated' } }]);
   // refusals of each kind
   await post(['{broken', { nothing: true }, 7]);
   await harness.ingest.post('/v1/events').set('Content-Type', 'text/plain').send(`${SENTINEL}body`);

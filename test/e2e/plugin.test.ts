@@ -43,7 +43,8 @@ describe.skipIf(python.path === undefined)(`bridge plugin end to end${python.ski
     expect(get('hermes_api_requests_total', { ...main, outcome: 'success' })).toBe(7);
     expect(get('hermes_api_requests_total', { ...main, outcome: 'error' })).toBe(1);
     expect(get('hermes_api_requests_total', { kind: 'auxiliary', provider: 'openrouter', model: 'google/gemini-3.5-flash', outcome: 'success' })).toBe(1);
-    expect(get('hermes_api_errors_total', { ...main, reason: 'rate_limit', status_code: '429', retryable: 'true' })).toBe(1);
+    // The plugin forwards only error['type'] of Hermes' error dict: the exception class.
+    expect(get('hermes_api_errors_total', { ...main, reason: 'rate_limit', error_class: 'RateLimitError', status_code: '429', retryable: 'true' })).toBe(1);
     expect(get('hermes_api_retries_total', { ...main, reason: 'rate_limit' })).toBe(1);
     expect(get('hermes_api_request_duration_seconds_sum', { ...main, outcome: 'success' })).toBe(20.5);
     expect(get('hermes_tokens_total', { ...main, token_type: 'input' })).toBe(5454);

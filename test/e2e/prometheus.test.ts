@@ -71,8 +71,12 @@ describe.skipIf(tool.path === undefined)(`real Prometheus end to end${tool.skipR
 
   beforeAll(async () => {
     const configDir = mkdtempSync(join(tmpdir(), 'sidecar-e2e-'));
-    // A small tool cap so the generator's tool-name churn trips the cardinality guard.
-    writeFileSync(join(configDir, 'config.yaml'), 'labels:\n  tool:\n    cap: 10\n');
+    // A small tool cap so the generator's tool-name churn trips the cardinality guard; a price for
+    // the generator's auxiliary model only, so the cost panels see priced and unpriced calls.
+    writeFileSync(
+      join(configDir, 'config.yaml'),
+      'labels:\n  tool:\n    cap: 10\nprices:\n  openrouter:\n    google/gemini-3.5-flash: {input: 0.3, output: 2.5}\n',
+    );
     sidecar = await startSidecarProcess([`--config.file=${join(configDir, 'config.yaml')}`, '--correlator.span-ttl=2', '--correlator.sweep-interval=1']);
     sending = sendTraffic({ url: `${sidecar.ingest}/v1/events`, model, rate: 600, batchSize: 60, signal: traffic.signal });
     prometheus = await startPrometheus(tool.path ?? 'prometheus', new URL(sidecar.web).host);

@@ -1,4 +1,4 @@
-/** The ingest HTTP contract of ARCHITECTURE.md: one test per status code, and the counters each moves. */
+/** The ingest HTTP contract (docs/contract.md, "Wire format"): one test per status code, and the counters each moves. */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CATALOGUE, DEFAULT_METRIC_PREFIXES, METRIC_NAMES } from '../../src/metrics/catalogue.js';
+import { ENVELOPE_ONLY_METRICS } from '../../src/metrics/fedBy.js';
 import { alertRules, dashboardTargets, loadDashboards, recordingRules } from './bundle.js';
 import { labelValuesSelector, vectorSelectors } from './promql.js';
 
@@ -62,17 +63,27 @@ describe('metric names', () => {
     },
   );
 
-  it('puts every agent metric on a dashboard panel', () => {
+  const envelopeOnly = new Set(ENVELOPE_ONLY_METRICS.map((key) => CATALOGUE[key].name));
+
+  it('puts every agent metric a Hermes release feeds on a dashboard panel', () => {
     const onDashboards = new Set(
       dashboardTargets().flatMap(({ target }) =>
         vectorSelectors(target.expr).map((selector) => catalogueName(selector.name)),
       ),
     );
     const missing = Object.values(CATALOGUE)
-      .filter((spec) => spec.scope === 'agent')
+      .filter((spec) => spec.scope === 'agent' && !envelopeOnly.has(spec.name))
       .map((spec) => spec.name)
       .filter((name) => !onDashboards.has(name));
     expect(missing).toEqual([]);
+  });
+
+  it('shows and alerts on no metric only the envelope variant feeds (always empty for Hermes users)', () => {
+    expect(envelopeOnly.size).toBeGreaterThan(0);
+    const used = [...dashboardExpressions, ...ruleExpressions]
+      .flatMap(({ where, expr }) => vectorSelectors(expr).map((selector) => `${catalogueName(selector.name)} in ${where}`))
+      .filter((use) => envelopeOnly.has(use.split(' ')[0] ?? ''));
+    expect(used).toEqual([]);
   });
 
   it('shows every delivery and self metric on the sidecar health dashboard', () => {

@@ -4,6 +4,7 @@ import type { ValueOf } from '../../metrics/catalogue.js';
 import { UNKNOWN } from '../../metrics/labels.js';
 import type { CounterHandle, HistogramHandle, OwnedMetrics } from '../../metrics/registry.js';
 import { compositeKey, GaugeTally, spanTable, type Collectable, type RecorderContext } from './context.js';
+import { costOf } from './pricing.js';
 
 type ApiMetrics = OwnedMetrics<'correlate/recorders/api'>;
 
@@ -82,6 +83,14 @@ class CallSeries {
   }
 
   /** `reason` is a guarded label value, so this map is bounded by its cap. */
+  cost(pricing: ValueOf<'pricing'>): CounterHandle {
+    return this.memo(`cost:${pricing}`, () => this.metrics.costUsd.handle({ ...this.labels, pricing }));
+  }
+
+  unpriced(reason: ValueOf<'unpriced_reason'>): CounterHandle {
+    return this.memo(`unpriced:${reason}`, () => this.metrics.costUnpriced.handle({ ...this.labels, reason }));
+  }
+
   finishReason(reason: string): CounterHandle {
     return this.memo(`finish:${reason}`, () => this.metrics.apiFinishReasons.handle({ ...this.labels, finish_reason: reason }));
   }
@@ -131,6 +140,7 @@ export class ApiRecorder implements Collectable {
     if (event.timeToFirstChunkSeconds !== undefined) call.timeToFirstChunk().observe(event.timeToFirstChunkSeconds);
     call.finishReason(this.context.labels.value('finish_reason', event.finishReason)).inc();
     if (event.usage !== undefined) this.recordUsage(call, event.usage);
+    this.recordCost(call, event);
   }
 
   failed(event: Failed): void {
@@ -142,6 +152,7 @@ export class ApiRecorder implements Collectable {
     this.metrics.apiErrors.inc({
       ...labels,
       reason,
+      error_class: this.context.labels.value('error_class', event.errorType),
       status_code: this.context.labels.value('status_code', event.statusCode === undefined ? 'none' : String(event.statusCode)),
       retryable: retryableLabel(event.retryable),
     });
@@ -163,6 +174,12 @@ export class ApiRecorder implements Collectable {
       this.calls.set(key, series);
     }
     return series;
+  }
+
+  private recordCost(call: CallSeries, event: Succeeded): void {
+    const cost = costOf(event.call, event.usage, event.cost, this.context.prices);
+    if (cost.priced) call.cost(cost.pricing).inc(cost.usd);
+    else call.unpriced(cost.reason).inc();
   }
 
   private recordUsage(call: CallSeries, usage: Usage): void {

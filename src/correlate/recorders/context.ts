@@ -4,6 +4,7 @@ import { SpanTable, type OrphanCause } from '../spans.js';
 import type { ValueOf } from '../../metrics/catalogue.js';
 import type { LabelGuard } from '../../metrics/labels.js';
 import type { OwnedMetrics } from '../../metrics/registry.js';
+import type { PriceTable } from './pricing.js';
 
 export interface SpanLimits {
   readonly ttlSeconds: number;
@@ -24,6 +25,8 @@ export interface RecorderContext {
   readonly clock: Clock;
   readonly spans: SpanLimits;
   readonly sessionTtlSeconds: number;
+  /** The operator's prices, for calls Hermes did not price. */
+  readonly prices: PriceTable;
   /** Each recorder registers its tables here so one timer sweeps them all. */
   readonly track: (table: Sweepable) => void;
   /** The span tables' counter of spans that never saw their terminal event. */

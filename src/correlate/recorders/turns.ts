@@ -85,16 +85,11 @@ export class TurnRecorder {
     this.observeCalls(turnPlatform, state);
   }
 
-  /** Envelope turn_end: it carries its own duration and no outcome flags. */
+  /** Envelope turn_end: it carries its own duration, and neither platform, model nor outcome. */
   ended(event: Ended): void {
-    const platform = this.context.labels.value('platform', event.platform);
+    const platform = UNKNOWN;
     const outcome = UNKNOWN;
-    this.metrics.turnsFinished.inc({
-      platform,
-      model: this.context.labels.value('model', event.model),
-      outcome,
-      exit_reason: UNKNOWN,
-    });
+    this.metrics.turnsFinished.inc({ platform, model: UNKNOWN, outcome, exit_reason: UNKNOWN });
     if (event.durationSeconds !== undefined) this.metrics.turnDuration.observe({ platform, outcome }, event.durationSeconds);
     const state = this.close(event.turnId);
     if (state !== undefined) this.observeCalls(platform, state);

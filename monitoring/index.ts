@@ -1,0 +1,38 @@
+/**
+ * The monitoring bundle as a library, in the manner of kubernetes-mixin's `_config+::`: build the
+ * dashboards, rules and configuration files for your own selector, thresholds and runbook
+ * without editing the sources.
+ *
+ *   import { build } from 'hermes-prometheus-sidecar/monitoring';  // or ./monitoring/index.ts
+ *   for (const file of build({ selector: 'cluster="eu1", job="agents"', thresholds: { costUsdPerHour: 50 } })) {
+ *     writeFileSync(file.path, file.contents);
+ *   }
+ *
+ * `build()` with no options produces exactly the committed files.
+ */
+import { defaults, type MonitoringConfig, type Thresholds } from './config.js';
+import { generatedFiles, type GeneratedFile } from './files.js';
+
+export interface BuildOptions {
+  /** PromQL label matchers of the sidecar's series (default `job="hermes-sidecar"`). */
+  readonly selector?: string;
+  /** Overrides of single thresholds; the others keep their defaults. */
+  readonly thresholds?: Partial<Thresholds>;
+  /** Base URL of the runbook; each alert links to `<runbookBase>#<alertname lowercased>`. */
+  readonly runbookBase?: string;
+}
+
+export function resolveConfig(options: BuildOptions = {}): MonitoringConfig {
+  return {
+    selector: options.selector ?? defaults.selector,
+    thresholds: { ...defaults.thresholds, ...options.thresholds },
+    runbookBase: options.runbookBase ?? defaults.runbookBase,
+  };
+}
+
+/** Every generated file (dashboards, rules, prometheus.yml, Grafana provisioning) for these options. */
+export function build(options: BuildOptions = {}): GeneratedFile[] {
+  return generatedFiles(resolveConfig(options));
+}
+
+export { defaults, type GeneratedFile, type MonitoringConfig, type Thresholds };

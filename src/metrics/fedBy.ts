@@ -1,0 +1,102 @@
+/**
+ * Which hook and field feed each catalogue metric, and since which Hermes behaviour: the
+ * "fed by" column of docs/metrics.md. Typed by the catalogue's keys, so a new metric cannot
+ * ship without saying what feeds it.
+ *
+ * `feed` says what a user of the tested Hermes release (NousResearch/hermes-agent 306e2d2, July
+ * 2026, through the bridge plugin) sees:
+ *  - `hermes`: fed by hooks that release calls;
+ *  - `partial`: some of its labels or series need a newer Hermes or a particular path;
+ *  - `envelope`: fed only by the envelope variant (register_observer_hook), which no Hermes
+ *    release has: the dashboards and rules do not show these;
+ *  - `plugin` / `sidecar`: delivery and self metrics of this project.
+ */
+import type { MetricKey } from './catalogue.js';
+
+export type Feed = 'hermes' | 'partial' | 'envelope' | 'plugin' | 'sidecar';
+
+export interface FedBy {
+  readonly feed: Feed;
+  /** Hooks and fields (Markdown). */
+  readonly by: string;
+}
+
+const TESTED = 'Hermes 306e2d2 (July 2026)';
+const AUXILIARY = '`kind="auxiliary"` needs `pre/post_auxiliary_call` (newer Hermes; not in VALID_HOOKS of ' + TESTED + ')';
+
+export const FED_BY = {
+  apiRequests: { feed: 'hermes', by: `\`post_api_request\` (success), \`api_request_error\` (error); ${AUXILIARY}` },
+  apiRequestDuration: { feed: 'hermes', by: '`api_duration` (s) of `post_api_request` / `api_request_error`' },
+  apiTimeToFirstChunk: { feed: 'hermes', by: '`first_chunk_at` − `started_at` of `post_api_request`; streamed calls only' },
+  apiErrors: { feed: 'hermes', by: '`api_request_error`: `reason`, `error_type` (the plugin forwards `error["type"]`) as `error_class`, `status_code`, `retryable`' },
+  apiRetries: { feed: 'hermes', by: '`api_request_error`: `retryable`, `retry_count`, `max_retries`' },
+  apiRetriesExhausted: { feed: 'hermes', by: '`api_request_error`: `retryable`, `retry_count`, `max_retries`' },
+  tokens: { feed: 'hermes', by: '`post_api_request` `usage` (`_usage_summary_for_api_request_hook`): `input_tokens`, `cache_read_tokens`, `cache_write_tokens`, `output_tokens`, `reasoning_tokens`' },
+  apiPromptTokens: { feed: 'hermes', by: '`post_api_request` `usage.prompt_tokens`' },
+  apiFinishReasons: { feed: 'hermes', by: '`post_api_request` `finish_reason`' },
+  costUsd: { feed: 'hermes', by: '`post_api_request`: `cost_usd`/`cost_status` (the plugin\'s sender thread, Hermes\' `agent.usage_pricing.estimate_usage_cost`), else `usage` × the config file\'s `prices:`' },
+  costUnpriced: { feed: 'hermes', by: '`post_api_request` without `cost_usd` and without a `prices:` entry, or without `usage`' },
+  apiRequestsInFlight: { feed: 'hermes', by: '`pre_api_request` → `post_api_request` / `api_request_error` by `api_request_id`' },
+
+  turnsStarted: { feed: 'hermes', by: '`pre_llm_call`: `platform`, `model`' },
+  turnsFinished: { feed: 'partial', by: `\`on_session_end\`: outcome from \`completed\`/\`interrupted\`; \`exit_reason\` from \`reason\` (CLI exit paths only) — \`turn_exit_reason\` and \`failed\` come from later Hermes only, so on ${TESTED} turn ends read \`exit_reason="unknown"\` and never \`outcome="failed"\`` },
+  turnDuration: { feed: 'hermes', by: '`pre_llm_call` → `on_session_end` by `turn_id` (observed times)' },
+  turnApiCalls: { feed: 'hermes', by: '`turn_id` of `pre_api_request`/`post_api_request`/`api_request_error` per turn' },
+  turnToolCalls: { feed: 'hermes', by: '`turn_id` of `pre_tool_call` per turn' },
+
+  toolCalls: { feed: 'hermes', by: '`post_tool_call`: `tool_name`, `status`' },
+  toolCallDuration: { feed: 'hermes', by: '`post_tool_call` `duration_ms`' },
+  toolErrors: { feed: 'hermes', by: '`post_tool_call`: `status` not ok, `error_type`' },
+  toolCallsInFlight: { feed: 'hermes', by: '`pre_tool_call` → `post_tool_call` by `tool_call_id`' },
+
+  approvalRequests: { feed: 'hermes', by: '`pre_approval_request`: `surface`, `pattern_key`' },
+  approvalDecisions: { feed: 'hermes', by: '`post_approval_response`: `surface`, `pattern_key`, `choice` (`decided_by="aux_llm"` means smart); `choice="escalated"` when a smart request is followed by a cli/gateway request for the same operation' },
+  approvalWait: { feed: 'hermes', by: 'observed time from `pre_approval_request` to `post_approval_response` (by `tool_call_id`, else `session_key`), or to the escalation' },
+  approvalsPending: { feed: 'hermes', by: '`pre_approval_request` without its response yet' },
+
+  sessionsStarted: { feed: 'hermes', by: '`on_session_start` `platform`' },
+  sessionsFinalized: { feed: 'hermes', by: '`on_session_finalize` `platform`' },
+  sessionResets: { feed: 'hermes', by: '`on_session_reset` `platform`' },
+  sessionsActive: { feed: 'hermes', by: '`on_session_start` → `on_session_finalize` by `session_id`, expiring after the session TTL' },
+  sessionEvents: { feed: 'envelope', by: 'envelope `session_event` `event`' },
+
+  subagentsStarted: { feed: 'hermes', by: '`subagent_start` `child_role`' },
+  subagentsFinished: { feed: 'hermes', by: '`subagent_stop`: `child_role`, `child_status`' },
+  subagentDuration: { feed: 'hermes', by: '`subagent_stop` `duration_ms`' },
+  subagentsActive: { feed: 'hermes', by: '`subagent_start` → `subagent_stop` by `child_session_id`' },
+
+  agentRuns: { feed: 'envelope', by: 'envelope `agent_end` `stop_reason`' },
+  agentRunDuration: { feed: 'envelope', by: 'envelope `agent_end` `run_duration_ms`' },
+  memoryWrites: { feed: 'envelope', by: 'envelope `memory_write`: `memory_provider`, `action`' },
+  memoryWriteBytes: { feed: 'envelope', by: 'envelope `memory_write` `size_bytes`' },
+
+  pluginCallbacksDropped: { feed: 'plugin', by: '`plugin_heartbeat` `dropped` (deltas per plugin instance)' },
+  pluginInstances: { feed: 'plugin', by: '`plugin_heartbeat` arrival and `interval_seconds`' },
+  pluginLastSeen: { feed: 'plugin', by: 'any plugin line or heartbeat' },
+  eventsLost: { feed: 'plugin', by: 'gaps in the plugin lines\' `instance`/`seq`, and heartbeats\' `acked_seq`' },
+  eventsDuplicate: { feed: 'plugin', by: 'repeated `instance`/`seq`' },
+  orphanedSpans: { feed: 'sidecar', by: 'span tables (TTL and size bound)' },
+
+  eventsReceived: { feed: 'sidecar', by: 'ingest' },
+  eventsRejected: { feed: 'sidecar', by: 'ingest' },
+  eventsDropped: { feed: 'sidecar', by: 'ingest' },
+  eventsIgnored: { feed: 'sidecar', by: 'ingest: hooks with no metric mapping' },
+  lastEvent: { feed: 'sidecar', by: 'ingest' },
+  queueDepth: { feed: 'sidecar', by: 'ingest queue' },
+  queueCapacity: { feed: 'sidecar', by: 'configuration' },
+  ingestRequests: { feed: 'sidecar', by: 'ingest' },
+  ingestBatchEvents: { feed: 'sidecar', by: 'ingest' },
+  labelOverflow: { feed: 'sidecar', by: 'label guard' },
+  stateEvictions: { feed: 'sidecar', by: 'state tables' },
+  liveSeries: { feed: 'sidecar', by: 'series storage' },
+  invalidValues: { feed: 'sidecar', by: 'series storage: values refused as not finite or negative' },
+  seriesLimit: { feed: 'sidecar', by: 'configuration' },
+  seriesOverflow: { feed: 'sidecar', by: 'series storage' },
+  scrapeErrors: { feed: 'sidecar', by: '/metrics' },
+  buildInfo: { feed: 'sidecar', by: 'build' },
+} as const satisfies Record<MetricKey, FedBy>;
+
+/** Metrics no Hermes release feeds (envelope variant only): not on the dashboards, not in rules. */
+export const ENVELOPE_ONLY_METRICS: readonly MetricKey[] = (Object.keys(FED_BY) as MetricKey[]).filter(
+  (key) => FED_BY[key].feed === 'envelope',
+);

@@ -1,0 +1,225 @@
+/**
+ * What the real Hermes (July 2026, NousResearch/hermes-agent) sends through the bridge plugin,
+ * and the series it must move: smart approvals that escalate to a person, on_session_end as
+ * run_agent.py and the CLI exit paths call it, api_request_error's exception class, and the cost
+ * of each call by every pricing path. Lines are plugin lines ({event, observed_at, data}) with
+ * the wire fields of plugin/hermes_prometheus_bridge/contract.json.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { samplesOf, series } from '../support/exposition.js';
+import { startTestSidecar } from '../support/sidecar.js';
+
+const line = (event: string, observedAt: number, data: Record<string, unknown>) => ({ event, observed_at: observedAt, data });
+
+describe('smart approvals that escalate (tools/approval_smart.py _smart_verdict, tools/approval.py _human_decision)', () => {
+  // _smart_verdict fires pre_approval_request(surface="smart") and a smart post_approval_response
+  // (choice smart_approve/smart_deny, decided_by="aux_llm") only on an APPROVE or DENY verdict;
+  // ESCALATE (or a failed auxiliary call) goes on to the cli prompt, wrapped in its own
+  // pre/post_approval_request hooks with surface="cli".
+  const smart = { pattern_key: 'rm_rf', pattern_keys: ['rm_rf'], session_key: 'cli:s1', surface: 'smart' };
+  const cli = { ...smart, surface: 'cli' };
+
+  it('counts an escalation by tool_call_id as the smart outcome, leaving nothing pending or orphaned', async () => {
+    const harness = startTestSidecar({ 'correlator.span-ttl': '60' });
+    await harness.postNdjson([
+      line('pre_approval_request', 100, { ...smart, tool_call_id: 'call-1' }),
+      line('pre_approval_request', 102.5, { ...cli, tool_call_id: 'call-1' }),
+      line('post_approval_response', 110, { ...cli, tool_call_id: 'call-1', choice: 'once' }),
+    ]);
+    harness.clock.advance(3600);
+    harness.sidecar.sweep();
+    const samples = await harness.samples();
+    expect(Object.fromEntries(samplesOf(new Map(samples), 'hermes_approval', 'hermes_sidecar_orphaned_spans_total{kind="approval"}'))).toEqual({
+      [series('hermes_approval_requests_total', { surface: 'smart', pattern_key: 'rm_rf' })]: 1,
+      [series('hermes_approval_requests_total', { surface: 'cli', pattern_key: 'rm_rf' })]: 1,
+      [series('hermes_approval_decisions_total', { surface: 'smart', pattern_key: 'rm_rf', choice: 'escalated' })]: 1,
+      [series('hermes_approval_decisions_total', { surface: 'cli', pattern_key: 'rm_rf', choice: 'once' })]: 1,
+      ...Object.fromEntries(
+        [...samples].filter(([key]) => key.startsWith('hermes_approval_wait_seconds_bucket')),
+      ),
+      [series('hermes_approval_wait_seconds_sum', { surface: 'smart', choice: 'escalated' })]: 2.5,
+      [series('hermes_approval_wait_seconds_count', { surface: 'smart', choice: 'escalated' })]: 1,
+      [series('hermes_approval_wait_seconds_sum', { surface: 'cli', choice: 'once' })]: 7.5,
+      [series('hermes_approval_wait_seconds_count', { surface: 'cli', choice: 'once' })]: 1,
+      [series('hermes_approvals_pending', { surface: 'smart' })]: 0,
+      [series('hermes_approvals_pending', { surface: 'cli' })]: 0,
+      [series('hermes_sidecar_orphaned_spans_total', { kind: 'approval' })]: 0,
+    });
+  });
+
+  it('matches an escalation without tool_call_id (the hooks\' own kwargs) by session_key and pattern', async () => {
+    const harness = startTestSidecar({ 'correlator.span-ttl': '60' });
+    await harness.postNdjson([
+      line('pre_approval_request', 100, { ...smart, pattern_key: 'sudo' }),
+      line('pre_approval_request', 101, smart),
+      line('pre_approval_request', 104, cli),
+      line('post_approval_response', 106, { ...cli, choice: 'deny' }),
+      line('post_approval_response', 107, { ...smart, pattern_key: 'sudo', choice: 'smart_approve', decided_by: 'aux_llm' }),
+    ]);
+    harness.clock.advance(3600);
+    harness.sidecar.sweep();
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_approval_decisions_total', { surface: 'smart', pattern_key: 'rm_rf', choice: 'escalated' }))).toBe(1);
+    expect(samples.get(series('hermes_approval_wait_seconds_sum', { surface: 'smart', choice: 'escalated' }))).toBe(3);
+    expect(samples.get(series('hermes_approval_wait_seconds_sum', { surface: 'cli', choice: 'deny' }))).toBe(2);
+    expect(samples.get(series('hermes_approval_wait_seconds_sum', { surface: 'smart', choice: 'smart_approve' }))).toBe(7);
+    expect(samples.get(series('hermes_approval_decisions_total', { surface: 'smart', pattern_key: 'sudo', choice: 'escalated' }))).toBeUndefined();
+    expect(samples.get(series('hermes_sidecar_orphaned_spans_total', { kind: 'approval' }))).toBe(0);
+  });
+
+  it('does not call a smart DENY that an owner overrides an escalation', async () => {
+    const harness = startTestSidecar();
+    await harness.postNdjson([
+      line('pre_approval_request', 100, { ...smart, tool_call_id: 'call-2' }),
+      line('post_approval_response', 101, { ...smart, tool_call_id: 'call-2', choice: 'smart_deny', decided_by: 'aux_llm' }),
+      line('pre_approval_request', 102, { ...cli, tool_call_id: 'call-2' }),
+      line('post_approval_response', 105, { ...cli, tool_call_id: 'call-2', choice: 'once' }),
+    ]);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_approval_decisions_total', { surface: 'smart', pattern_key: 'rm_rf', choice: 'smart_deny' }))).toBe(1);
+    expect(samples.get(series('hermes_approval_decisions_total', { surface: 'smart', pattern_key: 'rm_rf', choice: 'escalated' }))).toBeUndefined();
+    expect(samples.get(series('hermes_approval_wait_seconds_sum', { surface: 'cli', choice: 'once' }))).toBe(3);
+    expect(samples.get(series('hermes_approvals_pending', { surface: 'cli' }))).toBe(0);
+  });
+
+  it('counts a smart verdict without its surface on the smart surface (decided_by="aux_llm")', async () => {
+    const harness = startTestSidecar();
+    await harness.postNdjson([line('post_approval_response', 100, { pattern_key: 'rm_rf', choice: 'smart_approve', decided_by: 'aux_llm' })]);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_approval_decisions_total', { surface: 'smart', pattern_key: 'rm_rf', choice: 'smart_approve' }))).toBe(1);
+  });
+});
+
+describe('on_session_end as Hermes calls it', () => {
+  const turn = (turnId: string, at: number) => line('pre_llm_call', at, { session_id: 's1', turn_id: turnId, platform: 'cli', model: 'm' });
+
+  it('takes the outcome from completed/interrupted and the exit reason from the CLI\'s reason', async () => {
+    const harness = startTestSidecar();
+    await harness.postNdjson([
+      // run_agent.py AIAgent.run_conversation, end of each turn: completed=, interrupted=, no reason.
+      turn('t1', 100),
+      line('on_session_end', 104, { session_id: 's1', turn_id: 't1', platform: 'cli', model: 'm', completed: true, interrupted: false }),
+      turn('t2', 110),
+      line('on_session_end', 111, { session_id: 's1', turn_id: 't2', platform: 'cli', model: 'm', completed: false, interrupted: true }),
+      // cli.py exit path: on_session_end with reason= and no turn.
+      line('on_session_end', 120, { session_id: 's1', platform: 'cli', model: 'm', reason: 'cli_exit' }),
+    ]);
+    const samples = await harness.samples();
+    expect(Object.fromEntries(samplesOf(new Map(samples), 'hermes_turns_finished_total'))).toEqual({
+      [series('hermes_turns_finished_total', { platform: 'cli', model: 'm', outcome: 'completed', exit_reason: 'unknown' })]: 1,
+      [series('hermes_turns_finished_total', { platform: 'cli', model: 'm', outcome: 'interrupted', exit_reason: 'unknown' })]: 1,
+      [series('hermes_turns_finished_total', { platform: 'cli', model: 'm', outcome: 'unknown', exit_reason: 'cli_exit' })]: 1,
+    });
+    expect(samples.get(series('hermes_turn_duration_seconds_sum', { platform: 'cli', outcome: 'interrupted' }))).toBe(1);
+  });
+});
+
+describe('api_request_error\'s exception class (agent/api_request_hooks.py _invoke_api_request_error_hook)', () => {
+  it('labels API errors with the exception class as error_class, capped like any open label', async () => {
+    const harness = startTestSidecar();
+    const error = (errorType: string | undefined, id: string) =>
+      line('api_request_error', 100, {
+        provider: 'openrouter', model: 'm', api_request_id: id, api_duration: 0.5, reason: 'rate_limit',
+        status_code: 429, retryable: true, retry_count: 0, max_retries: 3, ...(errorType === undefined ? {} : { error_type: errorType }),
+      });
+    await harness.postNdjson([
+      error('RateLimitError', 'a'),
+      error('RateLimitError', 'b'),
+      error(undefined, 'c'),
+      ...Array.from({ length: 40 }, (_, index) => error(`Error${index}`, `x${index}`)),
+    ]);
+    const samples = await harness.samples();
+    const labels = (errorType: string) => ({ kind: 'main', provider: 'openrouter', model: 'm', reason: 'rate_limit', error_class: errorType, status_code: '429', retryable: 'true' });
+    expect(samples.get(series('hermes_api_errors_total', labels('RateLimitError')))).toBe(2);
+    expect(samples.get(series('hermes_api_errors_total', labels('unknown')))).toBe(1);
+    // cap 32: RateLimitError and Error0..Error30 are admitted, Error31..Error39 fold into other.
+    expect(samples.get(series('hermes_api_errors_total', labels('Error30')))).toBe(1);
+    expect(samples.get(series('hermes_api_errors_total', labels('other')))).toBe(9);
+    expect(samples.get(series('hermes_sidecar_label_overflow_total', { label: 'error_class' }))).toBe(9);
+  });
+});
+
+describe('cost in USD by pricing path', () => {
+  // A price table with round figures, so every expected value is exact.
+  const configFile = (): string => {
+    const file = join(mkdtempSync(join(tmpdir(), 'sidecar-prices-')), 'sidecar.yml');
+    writeFileSync(file, [
+      'prices:',
+      '  openrouter:',
+      '    acme/model-a:',
+      '      input: 2',
+      '      output: 8',
+      '      cache_read: 0.5',
+      '      cache_write: 2.5',
+      '  OpenAI:',
+      '    gpt-no-cache:',
+      '      input: 1',
+      '      output: 4',
+      '',
+    ].join('\n'));
+    return file;
+  };
+  // agent/api_request_hooks.py _usage_summary_for_api_request_hook: asdict(CanonicalUsage) minus
+  // raw_usage, plus prompt_tokens and total_tokens.
+  const usage = (input: number, output: number, cacheRead: number, cacheWrite: number) => ({
+    input_tokens: input, output_tokens: output, cache_read_tokens: cacheRead, cache_write_tokens: cacheWrite,
+    reasoning_tokens: 0, request_count: 1, prompt_tokens: input + cacheRead + cacheWrite,
+    total_tokens: input + cacheRead + cacheWrite + output,
+  });
+  const post = (id: string, provider: string, model: string, extra: Record<string, unknown>) =>
+    line('post_api_request', 100, { provider, model, api_request_id: id, api_duration: 1, finish_reason: 'stop', ...extra });
+
+  it('uses Hermes\' price first, then the config table, else counts the call unpriced', async () => {
+    const harness = startTestSidecar({}, { configFile: configFile() });
+    await harness.postNdjson([
+      // Hermes priced it (the plugin's sender thread, agent.usage_pricing.estimate_usage_cost).
+      post('h1', 'anthropic', 'claude-sonnet-4-6', { usage: usage(1000, 500, 0, 0), cost_usd: 0.0105, cost_status: 'estimated' }),
+      post('h2', 'anthropic', 'claude-sonnet-4-6', { usage: usage(2000, 0, 0, 0), cost_usd: 0.006, cost_status: 'actual' }),
+      // A subscription route: Hermes says included, 0 USD.
+      post('i1', 'openai-codex', 'gpt-5.6-sol', { usage: usage(5000, 100, 0, 0), cost_usd: 0, cost_status: 'included' }),
+      // Hermes could not price it: the table does. 1M input × 2 + 250k output × 8 + 2M cache read × 0.5 + 400k cache write × 2.5 = 2 + 2 + 1 + 1.
+      post('c1', 'openrouter', 'acme/model-a', { usage: usage(1_000_000, 250_000, 2_000_000, 400_000), cost_status: 'unknown' }),
+      // No Hermes cost at all (pricing module missing): the table, provider matched case-insensitively. 3M × 1 + 500k × 4 = 5.
+      post('c2', 'openai', 'gpt-no-cache', { usage: usage(3_000_000, 500_000, 0, 0) }),
+      // Cache tokens with no cache price in the table: not guessed.
+      post('u1', 'openai', 'gpt-no-cache', { usage: usage(10, 10, 5, 0) }),
+      // Neither Hermes nor the table knows the route.
+      post('u2', 'openrouter', 'acme/unknown', { usage: usage(10, 10, 0, 0), cost_status: 'unknown' }),
+      // No usage reported.
+      post('u3', 'openrouter', 'acme/model-a', {}),
+    ]);
+    const samples = await harness.samples();
+    const call = (provider: string, model: string) => ({ kind: 'main', provider, model });
+    expect(Object.fromEntries(samplesOf(new Map(samples), 'hermes_cost_'))).toEqual({
+      [series('hermes_cost_usd_total', { ...call('anthropic', 'claude-sonnet-4-6'), pricing: 'hermes' })]: 0.0165,
+      [series('hermes_cost_usd_total', { ...call('openai-codex', 'gpt-5.6-sol'), pricing: 'included' })]: 0,
+      [series('hermes_cost_usd_total', { ...call('openrouter', 'acme/model-a'), pricing: 'config' })]: 6,
+      [series('hermes_cost_usd_total', { ...call('openai', 'gpt-no-cache'), pricing: 'config' })]: 5,
+      [series('hermes_cost_unpriced_requests_total', { ...call('openai', 'gpt-no-cache'), reason: 'no_price' })]: 1,
+      [series('hermes_cost_unpriced_requests_total', { ...call('openrouter', 'acme/unknown'), reason: 'no_price' })]: 1,
+      [series('hermes_cost_unpriced_requests_total', { ...call('openrouter', 'acme/model-a'), reason: 'no_usage' })]: 1,
+    });
+  });
+
+  it('refuses a negative or malformed price at start-up', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'sidecar-prices-')), 'bad.yml');
+    writeFileSync(file, 'prices:\n  openrouter:\n    m:\n      input: -1\n      output: 2\n');
+    expect(() => startTestSidecar({}, { configFile: file })).toThrow(/prices\.openrouter\.m\.input/);
+    writeFileSync(file, 'prices:\n  openrouter:\n    m:\n      input: 1\n');
+    expect(() => startTestSidecar({}, { configFile: file })).toThrow(/prices\.openrouter\.m\.output/);
+  });
+
+  it('ignores a cost that is not a finite amount of zero or more', async () => {
+    const harness = startTestSidecar();
+    await harness.postNdjson([
+      post('n1', 'anthropic', 'x', { usage: usage(1, 1, 0, 0), cost_usd: -1, cost_status: 'estimated' }),
+      post('n2', 'anthropic', 'x', { usage: usage(1, 1, 0, 0), cost_usd: '0.5', cost_status: 'estimated' }),
+    ]);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_cost_unpriced_requests_total', { kind: 'main', provider: 'anthropic', model: 'x', reason: 'no_price' }))).toBe(2);
+    expect(samples.get(series('hermes_cost_usd_total', { kind: 'main', provider: 'anthropic', model: 'x', pricing: 'hermes' }))).toBeUndefined();
+  });
+});
