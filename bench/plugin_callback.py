@@ -4,7 +4,7 @@
     python3 bench/plugin_callback.py [--calls N] [--quick] [--scenarios up,down,blackhole]
 
 Each row times N individual calls ``callback(**kwargs)`` with realistic Hermes payloads
-(CONTRACT.md A.8 ``post_api_request`` with a non-serializable ``assistant_message``, and A.11
+(the canonical sample ``post_api_request`` of plugin/tests/fixtures/appendix_a_payloads.json with a non-serializable ``assistant_message``, and its
 ``post_tool_call``), as fast as possible, with the plugin's sender thread running and default
 settings (queue 10000, batch 500, flush 0.2 s, HTTP timeout 2 s):
 

@@ -35,7 +35,7 @@ def load_fixture(name):
 
 
 def appendix_a():
-    """``{key: (hook, payload)}`` from CONTRACT.md Appendix A (copied into fixtures/)."""
+    """``{key: (hook, payload)}`` from the canonical sample payloads (fixtures/appendix_a_payloads.json)."""
     payloads = load_fixture("appendix_a_payloads.json")["payloads"]
     return {key: (entry["hook"], entry["payload"]) for key, entry in payloads.items()}
 

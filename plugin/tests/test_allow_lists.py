@@ -1,4 +1,4 @@
-"""Exactly which fields are sent for each canonical Hermes payload (CONTRACT.md Appendix A)."""
+"""Exactly which fields are sent for each canonical Hermes payload (fixtures/appendix_a_payloads.json; docs/contract.md)."""
 
 import unittest
 
@@ -68,7 +68,7 @@ OBSERVER_EXPECTED = {
     "post_api_request": {"api_request_id": TURN + ":api:1", "provider": "openrouter",
                          "model": MODEL, "usage": USAGE, "duration_ms": 6842},
     "api_request_error": {"api_request_id": TURN + ":api:2", "provider": "openrouter",
-                          "model": MODEL, "error": True, "error_type": "RateLimitError",
+                          "model": MODEL, "error_type": "RateLimitError",
                           "duration_ms": 1207},
     "pre_tool_call": {"tool_name": "terminal", "tool_call_id": "toolu_01HkQ9"},
     "post_tool_call": {"tool_name": "terminal", "tool_call_id": "toolu_01HkQ9",

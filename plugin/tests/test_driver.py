@@ -73,9 +73,12 @@ class DriverTest(unittest.TestCase):
             self.assertEqual(code, 0)
             summary = lines[-1]
             self.check_delivery(sidecar, summary)
-            errors = [e["data"].get("error") for e in sidecar.events()
+            # Envelope tool calls carry the error flag; api_request_error only its class (the
+            # sidecar reads no flag there: the event itself is the failure).
+            errors = [(e["event"], e["data"].get("error"), e["data"].get("error_type")) for e in sidecar.events()
                       if e["event"] in ("post_tool_call", "api_request_error")]
-        self.assertEqual(errors, [True, False, True])
+        self.assertEqual(errors, [("api_request_error", None, "RateLimitError"),
+                                  ("post_tool_call", False, None), ("post_tool_call", True, None)])
         self.assertEqual(summary["expected"]["memory_writes"], {"builtin": {"add": 1}})
 
     def test_load_mode_emits_exactly_n_events(self):
