@@ -229,13 +229,17 @@ class Sender(object):
         """``[(seq, hook, line), ...]`` for events taken off the queue, numbered in order."""
         hooks, templates, stamps, datas = [], [], [], []
         compiled_for = self._compiled
-        for spec, observed_at, values in taken:
+        for spec, observed_at, values, usage in taken:
             compiled = compiled_for.get(spec)
             if compiled is None:
                 compiled = compiled_for[spec] = self._compile(spec)
+            usage_at = spec.usage_at
+            if usage_at >= 0 and usage is not values[usage_at]:
+                # The copy taken when the hook ran replaces Hermes' own dict.
+                values = values[:usage_at] + (usage,) + values[usage_at + 1:]
             data = event_data(spec.plain, compiled[0], values)
             if compiled[1] >= 0:
-                self._add_cost(values[compiled[1]], values[spec.usage_at], data)
+                self._add_cost(values[compiled[1]], usage, data)
             hooks.append(spec.hook)
             templates.append(compiled[2])
             stamps.append(observed_at)
