@@ -20,7 +20,7 @@ class Enqueuer(object):
 
     A queued event is ``(spec, observed_at, values, usage)``: ``values`` holds the hook's
     ``sources`` in order (``MISSING`` where absent), ``usage`` a copy of the ``usage`` dict taken
-    when the hook ran (``None`` for hooks without one).
+    when the hook ran (``MISSING`` for hooks without one, or when absent).
     """
 
     def __init__(self, capacity, batch_size, counters, wake):
@@ -57,7 +57,7 @@ class Enqueuer(object):
                     values = pick(kwargs)
                 except (KeyError, TypeError):
                     values = tuple(map(kwargs.get, names, missings))
-                usage = values[usage_at] if usage_at >= 0 else None
+                usage = values[usage_at] if usage_at >= 0 else MISSING
                 # Hermes may reuse its dict; what is sent is what the hook saw.
                 append((spec, clock(), values, usage.copy() if type(usage) is dict else usage))
                 if depth + 1 == batch_trigger:

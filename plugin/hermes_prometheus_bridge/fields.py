@@ -15,6 +15,7 @@ Two stages, split for speed:
 """
 
 import math
+import operator
 
 from .contract import HOOK_SPECS, OBSERVER_SPECS, PATTERNS, USAGE_KEYS
 
@@ -94,12 +95,30 @@ def clean_number(value):
     return MISSING
 
 
+# Hermes' own usage summary (asdict(CanonicalUsage) plus prompt_tokens) always has these keys.
+_CANONICAL_USAGE_KEYS = tuple(key for key in USAGE_KEYS if key != "completion_tokens")
+_canonical_usage = operator.itemgetter(*_CANONICAL_USAGE_KEYS)
+_INT_ONLY = frozenset({int})
+
+
 def clean_usage(value):
-    """``usage`` keeps only its finite numeric token keys; ``None`` stays ``None``."""
+    """``usage`` keeps only its finite numeric token keys; ``None`` stays ``None``.
+
+    Fast path: Hermes' canonical keys all present as plain ints in range (one C lookup, one
+    type check over the values); anything else goes key by key.
+    """
     if value is None:
         return None
     if not isinstance(value, dict):
         return MISSING
+    try:
+        numbers = _canonical_usage(value)
+    except KeyError:
+        numbers = None
+    if (numbers is not None and "completion_tokens" not in value
+            and _INT_ONLY.issuperset(map(type, numbers))
+            and max(numbers) <= _INT_LIMIT and min(numbers) >= -_INT_LIMIT):
+        return dict(zip(_CANONICAL_USAGE_KEYS, numbers))
     cleaned = {}
     for key in USAGE_KEYS:
         number = value.get(key)
@@ -143,11 +162,13 @@ TRANSFORM_FUNCTIONS = {
 
 
 def compiled_transforms(spec):
-    """``((index, wire name, function), ...)`` for the sender thread."""
-    return tuple((index, wire, TRANSFORM_FUNCTIONS[kind]) for index, wire, kind in spec.transforms)
+    """``((index, wire name, function), ...)`` for the sender thread; index -1 reads the usage
+    copy the callback took instead of a value."""
+    return tuple((-1 if kind == "usage" else index, wire, TRANSFORM_FUNCTIONS[kind])
+                 for index, wire, kind in spec.transforms)
 
 
-def event_data(plain, transforms, values):
+def event_data(plain, transforms, values, usage=MISSING):
     """The wire ``data`` of one queued event: ``plain`` names zip with the leading values (exact
     built-in types handled inline: this runs for every field of every event on the sender
     thread, which shares the GIL with Hermes), then each transform reads its own value.
@@ -176,7 +197,7 @@ def event_data(plain, transforms, values):
                 continue
         data[key] = value
     for index, key, transform in transforms:
-        value = values[index]
+        value = values[index] if index >= 0 else usage
         if value is not MISSING:
             value = transform(value)
             if value is not MISSING and value is not None:

@@ -233,11 +233,8 @@ class Sender(object):
             compiled = compiled_for.get(spec)
             if compiled is None:
                 compiled = compiled_for[spec] = self._compile(spec)
-            usage_at = spec.usage_at
-            if usage_at >= 0 and usage is not values[usage_at]:
-                # The copy taken when the hook ran replaces Hermes' own dict.
-                values = values[:usage_at] + (usage,) + values[usage_at + 1:]
-            data = event_data(spec.plain, compiled[0], values)
+            # ``usage``: the copy taken when the hook ran, not Hermes' own dict in ``values``.
+            data = event_data(spec.plain, compiled[0], values, usage)
             if compiled[1] >= 0:
                 self._add_cost(values[compiled[1]], usage, data)
             hooks.append(spec.hook)
