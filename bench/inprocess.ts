@@ -1,8 +1,11 @@
 /** In-process sidecars for the benchmarks: built from a Config, fed without HTTP. */
 import { pino } from 'pino';
+import request from 'supertest';
 import { createSidecar, type Sidecar } from '../src/app.js';
+import type { Clock } from '../src/clock.js';
 import { defaultConfig, loadConfig } from '../src/config.js';
 import { decodeBody } from '../src/contract/decode.js';
+import type { ObserverEvent } from '../src/contract/events.js';
 import { ndjson, seriesLines } from './lib.js';
 
 export interface BuildOptions {
@@ -11,15 +14,37 @@ export interface BuildOptions {
   readonly defaultMetrics?: boolean;
   /** Listen addresses for children that serve real listeners. */
   readonly listen?: boolean;
+  /** Epoch seconds (a fixed clock makes timestamp gauges comparable across pipelines). */
+  readonly clock?: Clock;
 }
 
-export function buildSidecar(options: BuildOptions = {}): Sidecar {
+export interface BenchSidecar extends Sidecar {
+  /** Events a recorder threw on (logged as `apply_failed`); the bench fails unless it stays 0. */
+  applyErrors(): number;
+}
+
+export function buildSidecar(options: BuildOptions = {}): BenchSidecar {
   const argv = [
     ...(options.configFile === undefined ? [] : ['--config.file', options.configFile]),
     ...(options.listen === true ? ['--web.listen-address=127.0.0.1:0', '--ingest.listen-address=127.0.0.1:0'] : []),
   ];
   const config = argv.length === 0 ? defaultConfig() : loadConfig({ argv, env: {} });
-  return createSidecar(config, { logger: pino({ level: 'silent' }), defaultMetrics: options.defaultMetrics ?? false });
+  let applyErrors = 0;
+  // Only errors are logged; the one that matters here is counted, none is printed.
+  const logger = pino(
+    { level: 'error' },
+    {
+      write: (line: string) => {
+        if (line.includes('"apply_failed"')) applyErrors += 1;
+      },
+    },
+  );
+  const sidecar = createSidecar(config, {
+    logger,
+    defaultMetrics: options.defaultMetrics ?? false,
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
+  return { ...sidecar, applyErrors: () => applyErrors };
 }
 
 /** Decodes an NDJSON body exactly as the ingest route does and applies it; returns the event count. */
@@ -32,9 +57,10 @@ export function applyNdjson(sidecar: Sidecar, body: Buffer): number {
 /**
  * Feeds distinct tools and models until the sidecar reports at least `target` live agent series
  * (hermes_sidecar_series). Returns the next unused index, so a later call can grow further.
- * `also` receives every body, to feed a second pipeline the very same events.
+ * `also` receives every decoded batch right after the sidecar applied it, to feed a second
+ * pipeline the very same events.
  */
-export function seedSeries(sidecar: Sidecar, target: number, tag: string, start = 0, also?: (body: Buffer) => void): number {
+export function seedSeries(sidecar: Sidecar, target: number, tag: string, start = 0, also?: (events: readonly ObserverEvent[]) => void): number {
   let index = start;
   while (sidecar.registry.agentSeries() < target) {
     const remaining = target - sidecar.registry.agentSeries();
@@ -42,9 +68,16 @@ export function seedSeries(sidecar: Sidecar, target: number, tag: string, start 
     const chunk = Math.max(1, Math.min(500, Math.floor(remaining / 7)));
     const lines = [];
     for (let end = index + chunk; index < end; index += 1) lines.push(...seriesLines(index, tag));
-    const body = Buffer.from(ndjson(lines));
-    applyNdjson(sidecar, body);
-    also?.(body);
+    const { events } = decodeBody(Buffer.from(ndjson(lines)), { format: 'ndjson', maxEvents: 100_000, arrivedAt: Date.now() / 1000 });
+    sidecar.dispatcher.applyBatch(events);
+    also?.(events);
   }
   return index;
+}
+
+/** `GET /metrics` of the sidecar's own web app, in process (collectors and render, as a scrape runs them). */
+export async function scrapeText(sidecar: Sidecar): Promise<string> {
+  const response = await request(sidecar.webApp).get(sidecar.config.web.telemetryPath).set('accept-encoding', 'identity');
+  if (response.status !== 200) throw new Error(`/metrics answered ${response.status}`);
+  return response.text;
 }

@@ -6,6 +6,7 @@
 import { startSidecarProcess } from '../test/support/process.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { TrafficModel, type Line } from '../tools/traffic.js';
@@ -188,6 +189,49 @@ export function sumSamples(text: string, name: string, filter = ''): number {
   }
   return total;
 }
+
+export interface Fetched {
+  readonly ms: number;
+  readonly status: number;
+  /** Bytes on the wire (compressed when the server compressed). */
+  readonly bytes: number;
+  readonly contentType: string;
+  readonly contentEncoding: string;
+}
+
+/**
+ * GET with `node:http` (no decompression, no body kept): the wall time until the last byte
+ * arrived, and the size as sent.
+ */
+export function timedGet(url: string, headers: Readonly<Record<string, string>> = {}): Promise<Fetched> {
+  return new Promise((resolve, reject) => {
+    const started = nowMs();
+    const request = httpGet(url, { headers, agent: false }, (response) => {
+      let bytes = 0;
+      response.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+      });
+      response.once('end', () =>
+        resolve({
+          ms: nowMs() - started,
+          status: response.statusCode ?? 0,
+          bytes,
+          contentType: String(response.headers['content-type'] ?? ''),
+          contentEncoding: String(response.headers['content-encoding'] ?? 'identity'),
+        }),
+      );
+      response.once('error', reject);
+    });
+    request.once('error', reject);
+    request.setTimeout(60_000, () => request.destroy(new Error(`GET ${url} timed out`)));
+  });
+}
+
+/** The headers Prometheus 2.x/3.x sends on every scrape (it asks for gzip). */
+export const PROMETHEUS_SCRAPE_HEADERS: Readonly<Record<string, string>> = {
+  accept: 'application/openmetrics-text;version=1.0.0;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2',
+  'accept-encoding': 'gzip',
+};
 
 export async function scrape(web: string): Promise<string> {
   const response = await fetch(`${web}/metrics`);

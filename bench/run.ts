@@ -5,17 +5,22 @@
  *   npm run bench:smoke    # = tsx bench/run.ts --smoke; tiny sizes, asserts nothing about speed,
  *                          #   writes nothing (CI runs it through test/bench/smoke.test.ts)
  *
- * Sections (each prints one `[key] …` line):
- *   aggregation  in-process decode + dispatch vs JSON.parse alone and vs OpenTelemetry
+ * Sections (each prints one `[key] …` line, then one `[key] target … → met|missed` line per target):
+ *   aggregation  in-process decode + dispatch vs JSON.parse alone, vs OpenTelemetry and prom-client
+ *                on equal work (checked sample by sample)
  *   profile      the same path under node --cpu-prof, top self-time functions
  *   ingest       the real binary under autocannon, ~100 and ~500 events per request
- *   scrape       /metrics at 1k/5k/20k series, event-loop lag of a scrape under ingest load
+ *   scrape       /metrics at 1k/5k/20k/50k series against prom-client with the same families
+ *   scrapeload   HTTP ingest at 20k series with and without a scrape every second
  *   memory       RSS and heap per live series (fresh --expose-gc children)
  *   plugin       bench/plugin_callback.py's table, when present
  *   hostcpu      the plugin's whole-process CPU vs in-process prometheus_client (plugin_host_cpu.py)
  *   freshness    Python hook call → visible on /metrics (bench/freshness.py)
  *
- * Every ratio is measured side by side in the same run; absolute figures are printed too.
+ * Every ratio is measured side by side in the same run; absolute figures are printed too, and
+ * the load average at the start and end of each section. A section that throws (an equivalence
+ * mismatch, an event a baseline threw on, a crash) fails the run with a non-zero exit; a missed
+ * target is reported as missed and does not.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,6 +34,7 @@ import { memorySection } from './sections/memory.js';
 import { pluginSection } from './sections/plugin.js';
 import { profileSection } from './sections/profile.js';
 import { scrapeSection } from './sections/scrape.js';
+import { scrapeLoadSection } from './sections/scrapeload.js';
 
 const options: RunOptions = { smoke: process.argv.includes('--smoke') };
 const RESULTS = `${ROOT}bench/RESULTS.md`;
@@ -47,23 +53,42 @@ if (!existsSync(MAIN)) {
   execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
 }
 
-const sections: SectionResult[] = [];
+interface Ran {
+  readonly result: SectionResult;
+  /** os.loadavg() (1/5/15 min) when the section started and ended. */
+  readonly loadStart: number[];
+  readonly loadEnd: number[];
+  readonly seconds: number;
+}
+
+const ran: Ran[] = [];
 const failures: string[] = [];
+const loadText = (load: readonly number[]): string => load.map((value) => fmt(value, 2)).join(' / ');
 
 async function section(key: string, title: string, run: () => Promise<SectionResult> | SectionResult): Promise<SectionResult | undefined> {
   const sectionStarted = Date.now();
+  const loadStart = os.loadavg();
+  log(`[${key}] load average at start ${loadText(loadStart)}`);
+  let result: SectionResult;
+  let failed = false;
   try {
-    const result = await run();
-    sections.push(result);
-    log(`[${result.key}] ${result.summary} (${fmt((Date.now() - sectionStarted) / 1000, 1)} s)`);
-    return result;
+    result = await run();
   } catch (error) {
     const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
     failures.push(key);
-    sections.push({ key, title, summary: 'FAILED', markdown: `**Failed:**\n\n\`\`\`\n${message}\n\`\`\``, targets: [] });
+    failed = true;
     log(`[${key}] FAILED: ${message}`);
-    return undefined;
+    result = { key, title, summary: 'FAILED', markdown: `**Failed:**\n\n\`\`\`\n${message}\n\`\`\``, targets: [] };
   }
+  const loadEnd = os.loadavg();
+  const seconds = (Date.now() - sectionStarted) / 1000;
+  ran.push({ result, loadStart, loadEnd, seconds });
+  if (!failed) log(`[${result.key}] ${result.summary} (${fmt(seconds, 1)} s)`);
+  for (const target of result.targets) {
+    log(`[${result.key}] target: ${target.name}: wanted ${target.target}, measured ${target.measured} → ${target.met ? 'met' : 'MISSED'}`);
+  }
+  log(`[${key}] load average at end ${loadText(loadEnd)}`);
+  return failed ? undefined : result;
 }
 
 log(`hermes-prometheus-sidecar benchmarks${options.smoke ? ' (smoke: tiny sizes, no RESULTS.md)' : ''}`);
@@ -76,11 +101,12 @@ await section('ingest', '2. HTTP ingest end to end', async () => {
   idleRssBytes = outcome.idleRssBytes;
   return outcome.section;
 });
-await section('scrape', '3. Scrape', () => scrapeSection(options));
-await section('memory', '4. Memory', () => memorySection(options, idleRssBytes));
-await section('plugin', '5. Plugin side', () => pluginSection(options));
-await section('hostcpu', '5b. Plugin host CPU', () => hostCpuSection(options));
-await section('freshness', '6. Freshness', () => freshnessSection(options));
+await section('scrape', '3. Scrape time against prom-client', () => scrapeSection(options));
+await section('scrapeload', '4. Ingest with and without a scrape every second', () => scrapeLoadSection(options));
+await section('memory', '5. Memory', () => memorySection(options, idleRssBytes));
+await section('plugin', '6. Plugin side', () => pluginSection(options));
+await section('hostcpu', '7. Plugin host CPU', () => hostCpuSection(options));
+await section('freshness', '8. Freshness', () => freshnessSection(options));
 
 const elapsed = (Date.now() - started) / 1000;
 log(`done in ${fmt(elapsed, 1)} s${failures.length > 0 ? `; FAILED: ${failures.join(', ')}` : ''}`);
@@ -106,9 +132,8 @@ function resultsMarkdown(): string {
     process.env.npm_lifecycle_event === 'bench' && process.env.npm_lifecycle_script !== undefined
       ? `npm run bench\` (\`${process.env.npm_lifecycle_script}`
       : `${process.env.npm_command === 'exec' ? 'npx ' : ''}tsx bench/run.ts${args.length > 0 ? ` ${args.join(' ')}` : ''}`;
-  const targets = sections.flatMap((result) => result.targets);
-  const order = ['aggregation', 'ingest', 'scrape', 'memory', 'plugin', 'hostcpu', 'freshness', 'profile'];
-  const ordered = [...sections].sort((a, b) => order.indexOf(a.key) - order.indexOf(b.key));
+  const order = ['aggregation', 'ingest', 'scrape', 'scrapeload', 'memory', 'plugin', 'hostcpu', 'freshness', 'profile'];
+  const ordered = [...ran].sort((a, b) => order.indexOf(a.result.key) - order.indexOf(b.result.key));
   return [
     '# Benchmark results',
     '',
@@ -128,11 +153,26 @@ function resultsMarkdown(): string {
     '## Targets',
     '',
     table(
-      ['target', 'wanted', 'measured', 'verdict'],
-      targets.map((target) => [target.name, target.target, target.measured, target.met ? 'met' : '**missed**']),
+      ['section', 'target', 'wanted', 'measured', 'verdict', 'load average at section start → end (1/5/15 min)'],
+      ordered.flatMap(({ result, loadStart, loadEnd }) =>
+        result.targets.map((target) => [result.key, target.name, target.target, target.measured, target.met ? 'met' : '**missed**', `${loadText(loadStart)} → ${loadText(loadEnd)}`]),
+      ),
     ),
     '',
-    ...ordered.flatMap((result) => [`## ${result.title}`, '', result.markdown, '']),
+    ...ordered.flatMap(({ result, loadStart, loadEnd, seconds }) => [
+      `## ${result.title}`,
+      '',
+      `*Load average (1/5/15 min) at the start ${loadText(loadStart)}, at the end ${loadText(loadEnd)}; ${fmt(seconds, 0)} s.*`,
+      '',
+      ...(result.targets.length === 0
+        ? []
+        : [
+            result.targets.map((target) => `**Target:** ${target.name} ${target.target} — measured ${target.measured}: **${target.met ? 'met' : 'missed'}**.`).join('\n\n'),
+            '',
+          ]),
+      result.markdown,
+      '',
+    ]),
     // Written by hand between runs: what each optimization bought (kept next to the figures).
     readFileSync(new URL('./optimizations.md', import.meta.url), 'utf8'),
   ].join('\n');

@@ -25,9 +25,10 @@ import { parseArgs } from 'node:util';
 import { defaultConfig } from '../../src/config.js';
 import { decodeBody, type DecodedBody } from '../../src/contract/decode.js';
 import type { ObserverEvent } from '../../src/contract/events.js';
-import { buildSidecar } from '../inprocess.js';
-import { median, nowMs, reportResult, sumSamples } from '../lib.js';
-import { createOtelPipeline, createPromClientPipeline, otelSum } from '../alternatives.js';
+import { buildSidecar, scrapeText } from '../inprocess.js';
+import { median, nowMs, reportResult } from '../lib.js';
+import { createOtelPipeline, createPromClientPipeline } from '../alternatives.js';
+import { compareSamples, expositionSamples, otelSamples, type Equivalence } from '../equivalence.js';
 
 const { values } = parseArgs({
   options: {
@@ -57,6 +58,8 @@ const gc = (): void => gcFunction?.();
 const minorGc = (): void => gcFunction?.({ type: 'minor' });
 
 let sink = 0;
+/** Events a pipeline threw on during the timed rounds (the runner fails unless all are 0). */
+const timedApplyErrors = { ours: 0, otel: 0, prom: 0 };
 
 /**
  * One variant during one round: `open` builds its fresh state, `run(from, to)` processes
@@ -127,6 +130,7 @@ function open(variant: Variant, decoded: readonly ObserverEvent[][]): Runner {
           }),
         close: async () => {
           sink += sidecar.dispatcher.applied;
+          timedApplyErrors.ours += sidecar.applyErrors();
         },
       };
     }
@@ -143,6 +147,7 @@ function open(variant: Variant, decoded: readonly ObserverEvent[][]): Runner {
           }),
         close: async () => {
           sink += pipeline.dispatcher.applied;
+          timedApplyErrors.prom += pipeline.applyErrors();
         },
       };
     }
@@ -159,6 +164,7 @@ function open(variant: Variant, decoded: readonly ObserverEvent[][]): Runner {
           }),
         close: async () => {
           sink += pipeline.dispatcher.applied;
+          timedApplyErrors.otel += pipeline.applyErrors();
           await pipeline.shutdown();
         },
       };
@@ -192,34 +198,30 @@ function predecode(): ObserverEvent[][] {
   return batches.map((batch) => decodeBody(batch, decodeOptions()).events);
 }
 
-/** All pipelines fed the same stream must agree on what they counted. */
-async function equivalence(): Promise<{ metric: string; ours: number; otel: number; prom: number }[]> {
-  const sidecar = buildSidecar();
-  const otel = createOtelPipeline(defaultConfig());
-  const prom = createPromClientPipeline(defaultConfig());
-  for (const batch of batches.slice(0, Math.ceil(batches.length / 4))) {
-    const decoded: DecodedBody = decodeBody(batch, decodeOptions());
+/**
+ * All pipelines fed the whole stream, on one fixed clock (timestamp gauges then agree), must
+ * hold the same samples, and none may have thrown on an event.
+ */
+async function equivalence(): Promise<{ check: Equivalence; applyErrors: Record<'ours' | 'otel' | 'prom', number> }> {
+  const clock = () => 1_800_000_000;
+  const sidecar = buildSidecar({ clock });
+  const otel = createOtelPipeline(defaultConfig(), clock);
+  const prom = createPromClientPipeline(defaultConfig(), false, clock);
+  for (const batch of batches) {
+    const decoded: DecodedBody = decodeBody(batch, { ...decodeOptions(), arrivedAt: clock() });
     sidecar.dispatcher.applyBatch(decoded.events);
     otel.dispatcher.applyBatch(decoded.events);
     prom.dispatcher.applyBatch(decoded.events);
   }
-  const ours = await sidecar.registry.render();
-  const promText = await prom.registry.metrics();
-  const names = ['hermes_api_requests_total', 'hermes_tokens_total', 'hermes_tool_calls_total', 'hermes_turns_finished_total', 'hermes_api_errors_total'];
-  const rows = [];
-  for (const name of names) {
-    rows.push({ metric: name, ours: sumSamples(ours, name), otel: await otelSum(otel.exporter, name), prom: sumSamples(promText, name) });
-  }
-  const histogram = 'hermes_api_request_duration_seconds';
-  rows.push({
-    metric: `${histogram}_count`,
-    ours: sumSamples(ours, `${histogram}_count`),
-    otel: await otelSum(otel.exporter, histogram),
-    prom: sumSamples(promText, `${histogram}_count`),
+  otel.collect();
+  prom.collect();
+  const check = compareSamples({
+    ours: expositionSamples(await scrapeText(sidecar)),
+    otel: await otelSamples(otel.exporter),
+    'prom-client': expositionSamples(await prom.registry.metrics()),
   });
-  rows.push({ metric: 'apply errors', ours: 0, otel: otel.applyErrors(), prom: prom.applyErrors() });
   await otel.shutdown();
-  return rows;
+  return { check, applyErrors: { ours: sidecar.applyErrors(), otel: otel.applyErrors(), prom: prom.applyErrors() } };
 }
 
 /**
@@ -264,7 +266,7 @@ async function main(): Promise<void> {
   const variants = Object.fromEntries(
     Object.entries(samples).map(([name, ms]) => [name, { ms, medianMs: median(ms), eventsPerSecond: perSecond(ms) }]),
   );
-  reportResult({ events: totalEvents, batches: batches.length, batchSize, slice, bytes, rounds, variants, equivalence: await equivalence(), sink });
+  reportResult({ events: totalEvents, batches: batches.length, batchSize, slice, bytes, rounds, variants, equivalence: await equivalence(), timedApplyErrors, sink });
 }
 
 await main();

@@ -4,6 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { TrafficModel } from '../../tools/traffic.js';
+import { describeEquivalence, type Equivalence } from '../equivalence.js';
 import { ensureTmp, fmt, fmtInt, fmtRatio, ndjson, runChild, table, type RunOptions, type SectionResult } from '../lib.js';
 
 export interface Stream {
@@ -35,7 +36,18 @@ interface AggregationResult {
   readonly bytes: number;
   readonly rounds: number;
   readonly variants: Record<'parse' | 'parseLines' | 'ours' | 'otel' | 'prom' | 'oursApply' | 'otelApply' | 'promApply', Variant>;
-  readonly equivalence: { metric: string; ours: number; otel: number; prom: number }[];
+  readonly equivalence: { readonly check: Equivalence; readonly applyErrors: Record<'ours' | 'otel' | 'prom', number> };
+  readonly timedApplyErrors: Record<'ours' | 'otel' | 'prom', number>;
+}
+
+/** Throws unless the pipelines did the same work: equal samples, no event thrown on anywhere. */
+export function assertEquivalent(check: Equivalence, applyErrors: Readonly<Record<string, number>>, where: string): void {
+  const errors = Object.entries(applyErrors).filter(([, count]) => count !== 0);
+  if (check.mismatches === 0 && errors.length === 0) return;
+  throw new Error(
+    `${where}: the pipelines did not do the same work — ${describeEquivalence(check)}; ` +
+      `apply errors ${Object.entries(applyErrors).map(([name, count]) => `${name} ${count}`).join(', ')}`,
+  );
 }
 
 export async function aggregationSection(options: RunOptions, stream: Stream): Promise<SectionResult> {
@@ -62,7 +74,9 @@ export async function aggregationSection(options: RunOptions, stream: Stream): P
     variant.ms.map((ms) => fmt(ms, 0)).join(' / '),
     ratio,
   ];
-  const mismatches = result.equivalence.filter((check) => check.ours !== check.otel || check.ours !== check.prom);
+  const { check, applyErrors } = result.equivalence;
+  assertEquivalent(check, applyErrors, 'equivalence run');
+  assertEquivalent({ ...check, mismatches: 0 }, result.timedApplyErrors, 'timed rounds');
   const markdown = [
     `Stream: ${fmtInt(result.events)} plugin lines from \`tools/traffic.ts\` (seed 1, 8 agents, 5% provider errors, faults off), ` +
       `${fmt(result.bytes / 2 ** 20, 1)} MiB of NDJSON in ${result.batches} batches of ${result.batchSize}, prepared before timing. ` +
@@ -100,9 +114,10 @@ export async function aggregationSection(options: RunOptions, stream: Stream): P
       ],
     ),
     '',
-    `Equivalence check (the three pipelines fed the first quarter of the stream once more, then their totals compared, ours/otel/prom-client): ${
-      mismatches.length === 0 ? 'all equal' : `**${mismatches.length} mismatch(es)**`
-    } — ${result.equivalence.map((check) => `${check.metric} ${fmtInt(check.ours)}/${fmtInt(check.otel)}/${fmtInt(check.prom)}`).join('; ')}.`,
+    `Equivalence check (the three pipelines fed the whole stream once more on one fixed clock, then every sample of every catalogue family the event ` +
+      `path writes compared — histogram buckets, sums and counts included — with bench/equivalence.ts): ${describeEquivalence(check)}; ` +
+      `events a recorder threw on: ${Object.entries(applyErrors).map(([name, count]) => `${name} ${count}`).join(', ')} ` +
+      `(timed rounds: ${Object.entries(result.timedApplyErrors).map(([name, count]) => `${name} ${count}`).join(', ')}). Any mismatch or error fails the benchmark.`,
   ].join('\n');
   return {
     key: 'aggregation',

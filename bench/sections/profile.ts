@@ -185,3 +185,28 @@ export async function profileSection(options: RunOptions, stream: Stream): Promi
     .join(', ');
   return { key: 'profile', title: 'Profile', summary: `top self time: ${head}`, markdown, targets: [] };
 }
+
+/** Top functions and modules by self time of a whole .cpuprofile (a window the child chose). */
+export function describeProfile(path: string): { markdown: string; head: string; totalMs: number } {
+  const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
+  const { total, functions, modules } = summarise(profile);
+  const markdown = [
+    table(
+      ['#', 'function', 'where', 'self ms', 'share'],
+      functions
+        .slice(0, 10)
+        .map((entry, index) => [String(index + 1), `\`${entry.name}\``, entry.location === '' ? '—' : `\`${entry.location}\``, fmt(entry.selfMs, 0), `${fmt(entry.share * 100, 1)}%`]),
+      ['r', 'l', 'l', 'r', 'r'],
+    ),
+    '',
+    table(
+      ['module', 'self ms', 'share'],
+      modules.slice(0, 8).map((entry) => [`\`${entry.name}\``, fmt(entry.selfMs, 0), `${fmt(entry.share * 100, 1)}%`]),
+    ),
+  ].join('\n');
+  const head = functions
+    .slice(0, 3)
+    .map((entry) => `${entry.name} ${fmt(entry.share * 100, 1)}%`)
+    .join(', ');
+  return { markdown, head, totalMs: total };
+}

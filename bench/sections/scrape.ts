@@ -1,43 +1,31 @@
 /**
- * Section 3, scrape: /metrics render time and size at 1k, 5k and 20k live agent series, and the
- * event-loop lag a scrape causes under ingest load, measured inside the sidecar process.
+ * Section 3, scrape time against prom-client: `/metrics` at 1k/5k/20k/50k live agent series,
+ * ours and prom-client used directly for the same catalogue, fed the very same events in the
+ * same child process (checked sample by sample), timed in turns.
  */
-import type { ChildProcess } from 'node:child_process';
 import {
   fmt,
   fmtInt,
   fmtRatio,
+  ensureTmp,
   median,
-  nowMs,
-  scrape,
-  sleep,
-  spawnTsx,
+  ROOT,
+  PROMETHEUS_SCRAPE_HEADERS,
   table,
-  trafficBodies,
+  timedGet,
   writeCapsConfig,
+  type Fetched,
   type RunOptions,
   type SectionResult,
-  type SidecarProcess,
 } from '../lib.js';
-import { drained, load, rejects } from './ingest.js';
+import type { Equivalence } from '../equivalence.js';
+import { describeEquivalence } from '../equivalence.js';
+import { assertEquivalent } from './aggregation.js';
+import { describeProfile } from './profile.js';
+import { Controller } from './scrapeChild.js';
 
-interface Reply {
-  readonly id?: number;
-  readonly ok?: boolean;
-  readonly result?: unknown;
-  readonly error?: string;
-  readonly ready?: boolean;
-  readonly web?: string;
-  readonly ingest?: string;
-}
-
-interface Lag {
-  readonly p50: number;
-  readonly p99: number;
-  readonly max: number;
-  readonly mean: number;
-  readonly count: number;
-}
+/** Ours' time over prom-client's at 20k series, HTTP (what Prometheus waits for). */
+export const SCRAPE_TARGET = 0.2;
 
 interface RenderTiming {
   readonly ms: number[];
@@ -47,195 +35,150 @@ interface RenderTiming {
   readonly promBytes: number;
 }
 
-/** The child over IPC: one outstanding command at a time. */
-class Controller {
-  private nextId = 1;
-  private readonly waiting = new Map<number, (reply: Reply) => void>();
-  private stderr = '';
-
-  constructor(readonly child: ChildProcess) {
-    child.on('message', (reply: Reply) => {
-      if (reply.id === undefined) return;
-      this.waiting.get(reply.id)?.(reply);
-      this.waiting.delete(reply.id);
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      this.stderr += chunk.toString('utf8');
-    });
-    child.once('exit', (code) => {
-      for (const settle of this.waiting.values()) settle({ ok: false, error: `scrape child exited with ${code}: ${this.stderr}` });
-      this.waiting.clear();
-    });
-  }
-
-  static start(config: string): Promise<{ controller: Controller; sidecar: SidecarProcess }> {
-    const child = spawnTsx('children/scrape.ts', ['--config', config], { ipc: true });
-    const controller = new Controller(child);
-    return new Promise((resolve, reject) => {
-      child.on('message', (reply: Reply) => {
-        if (reply.ready === true && reply.web !== undefined && reply.ingest !== undefined) {
-          resolve({
-            controller,
-            sidecar: { child, web: reply.web, ingest: reply.ingest, stop: () => controller.stop() },
-          });
-        }
-      });
-      child.once('exit', (code) => reject(new Error(`scrape child exited with ${code}: ${controller.stderr}`)));
-    });
-  }
-
-  call<T>(command: Record<string, unknown>): Promise<T> {
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.waiting.set(id, (reply) => (reply.ok === true ? resolve(reply.result as T) : reject(new Error(reply.error))));
-      if (!this.child.connected) reject(new Error(`scrape child is gone: ${this.stderr}`));
-      else this.child.send({ id, ...command });
-    });
-  }
-
-  /** Disconnecting ends the child. ('close' may never come after a disconnect; 'exit' does.) */
-  async stop(): Promise<number | null> {
-    if (this.child.exitCode !== null) return this.child.exitCode;
-    const exited = new Promise<number | null>((resolve) => this.child.once('exit', resolve));
-    if (this.child.connected) this.child.disconnect();
-    return exited;
-  }
-}
+type Variant = 'ours' | 'prom' | 'oursGzip' | 'promGzip' | 'oursPrometheus';
 
 interface Row {
   readonly target: number;
   readonly series: number;
+  readonly samples: number;
+  readonly check: Equivalence;
   readonly render: RenderTiming;
-  readonly httpMs: number[];
-  readonly httpBytes: number;
-  readonly quiet: Lag;
-  readonly scraping: Lag;
-  readonly loadedScrapeMs: number[];
-  readonly ingestRejects: number;
+  readonly http: Record<Variant, Fetched[]>;
 }
 
+const PLAIN = { 'accept-encoding': 'identity' };
+const GZIP = { 'accept-encoding': 'gzip' };
+
+const medianMs = (fetched: readonly Fetched[]): number => median(fetched.map((one) => one.ms));
+const lastOf = (fetched: readonly Fetched[]): Fetched | undefined => fetched[fetched.length - 1];
+
 export async function scrapeSection(options: RunOptions): Promise<SectionResult> {
-  const sizes = options.smoke ? [100, 300] : [1_000, 5_000, 20_000];
-  const renders = options.smoke ? 2 : 5;
-  const scrapesUnderLoad = options.smoke ? 2 : 5;
-  const quietMs = options.smoke ? 200 : 1000;
-  // Background ingest: ~100-event bodies (existing tools and models) at a fixed request rate.
-  const rate = options.smoke ? 50 : 200;
-  const bodies = trafficBodies(options.smoke ? 4 : 20, 100, 300);
-  const meanEvents = bodies.reduce((total, body) => total + body.events, 0) / bodies.length;
-  const { controller, sidecar } = await Controller.start(writeCapsConfig());
+  const sizes = options.smoke ? [100, 300] : [1_000, 5_000, 20_000, 50_000];
+  const times = options.smoke ? 2 : 5;
+  const { controller, sidecar, prom } = await Controller.start(writeCapsConfig());
+  const urls: Record<Variant, { url: string; headers: Readonly<Record<string, string>> }> = {
+    ours: { url: `${sidecar.web}/metrics`, headers: PLAIN },
+    prom: { url: `${prom}/metrics`, headers: PLAIN },
+    oursGzip: { url: `${sidecar.web}/metrics`, headers: GZIP },
+    promGzip: { url: `${prom}/metrics`, headers: GZIP },
+    oursPrometheus: { url: `${sidecar.web}/metrics`, headers: PROMETHEUS_SCRAPE_HEADERS },
+  };
   const rows: Row[] = [];
+  let gzipServed = false;
+  const profileAt = options.smoke ? 300 : 20_000;
+  let profile: { series: number; file: string; markdown: string; head: string; totalMs: number } | undefined;
   try {
     for (const target of sizes) {
       const { series } = await controller.call<{ series: number }>({ cmd: 'seed', target });
-      const render = await controller.call<RenderTiming>({ cmd: 'render', times: renders });
-      const httpMs: number[] = [];
-      let httpBytes = 0;
-      // Two untimed scrapes warm the HTTP path (Prometheus scrapes over and over).
-      for (let index = 0; index < 2; index += 1) await scrape(sidecar.web);
-      for (let index = 0; index < renders; index += 1) {
-        const started = nowMs();
-        httpBytes = Buffer.byteLength(await scrape(sidecar.web));
-        httpMs.push(nowMs() - started);
+      const { check, applyErrors } = await controller.call<{ check: Equivalence; applyErrors: Record<string, number> }>({ cmd: 'equivalence' });
+      assertEquivalent(check, applyErrors, `scrape at ${fmtInt(series)} series`);
+      const render = await controller.call<RenderTiming>({ cmd: 'render', times });
+      // Does ours compress when asked? (Only then are the gzip variants like for like.)
+      gzipServed = (await timedGet(urls.oursGzip.url, urls.oursGzip.headers)).contentEncoding === 'gzip';
+      const variants: Variant[] = gzipServed ? ['ours', 'prom', 'oursGzip', 'promGzip', 'oursPrometheus'] : ['ours', 'prom', 'oursPrometheus'];
+      // Two untimed rounds warm every path (Prometheus scrapes over and over).
+      for (let warm = 0; warm < 2; warm += 1) for (const variant of variants) await timedGet(urls[variant].url, urls[variant].headers);
+      const http: Record<Variant, Fetched[]> = { ours: [], prom: [], oursGzip: [], promGzip: [], oursPrometheus: [] };
+      for (let time = 0; time < times; time += 1) {
+        // Taking turns, the order rotating each round.
+        for (let offset = 0; offset < variants.length; offset += 1) {
+          const variant = variants[(time + offset) % variants.length];
+          if (variant === undefined) continue;
+          const fetched = await timedGet(urls[variant].url, urls[variant].headers);
+          if (fetched.status !== 200) throw new Error(`${variant} /metrics answered ${fetched.status}`);
+          http[variant].push(fetched);
+        }
       }
-
-      // Under ingest load: a quiet window (ingest only), then a window of back-to-back scrapes.
-      const running = load(sidecar, bodies, { connections: 2, duration: 60, overallRate: rate });
-      await sleep(options.smoke ? 100 : 300);
-      await controller.call({ cmd: 'lagReset' });
-      await sleep(quietMs);
-      const quiet = await controller.call<Lag>({ cmd: 'lagRead' });
-      await controller.call({ cmd: 'lagReset' });
-      const loadedScrapeMs: number[] = [];
-      for (let index = 0; index < scrapesUnderLoad; index += 1) {
-        const started = nowMs();
-        await scrape(sidecar.web);
-        loadedScrapeMs.push(nowMs() - started);
-        await sleep(100);
+      rows.push({ target, series, samples: render.lines, check, render, http });
+      if (target === profileAt) {
+        // What ours spends a scrape on: a CPU profile of the child over a few plain scrapes.
+        const file = `${ensureTmp()}scrape-${series}.cpuprofile`;
+        await controller.call({ cmd: 'profileStart' });
+        for (let time = 0; time < times; time += 1) await timedGet(urls.ours.url, urls.ours.headers);
+        await controller.call({ cmd: 'profileStop', file });
+        profile = { series, file, ...describeProfile(file) };
       }
-      const scraping = await controller.call<Lag>({ cmd: 'lagRead' });
-      running.stop();
-      const result = await running;
-      await drained(sidecar.web);
-      rows.push({ target, series, render, httpMs, httpBytes, quiet, scraping, loadedScrapeMs, ingestRejects: rejects(result) });
     }
   } finally {
     await controller.stop();
   }
 
-  const at5k = rows.find((row) => row.target === 5_000) ?? rows[rows.length - 1];
-  const http5k = at5k === undefined ? Number.POSITIVE_INFINITY : median(at5k.httpMs);
-  const render5k = at5k === undefined ? Number.POSITIVE_INFINITY : median(at5k.render.ms);
+  const ratio = (row: Row) => medianMs(row.http.ours) / medianMs(row.http.prom);
+  const at20k = rows.find((row) => row.target === 20_000) ?? rows[rows.length - 1];
+  const measured = at20k === undefined ? Number.POSITIVE_INFINITY : ratio(at20k);
+  const prometheusFormat = lastOf(at20k?.http.oursPrometheus ?? []);
   const markdown = [
-    'An in-process sidecar (`createSidecar` with `loadConfig({argv: ["--config.file", …]})`, label caps of `tool` and `model` raised to 100000 and the ' +
-      'global series cap to 1000000, prom-client default metrics on) serving real loopback listeners in a child process (`tsx bench/children/scrape.ts`); ' +
-      'series are created by feeding distinct tool names (3 series each: in-flight, calls, duration) and models (10 series each) through the decoder and ' +
-      'dispatcher. "Series" is `hermes_sidecar_series` (live label sets of agent metrics; a histogram label set counts once), "samples" the rendered sample lines.',
+    'One child process (`tsx bench/children/scrape.ts`) holds an in-process sidecar (`createSidecar` with a config file raising the `tool` and `model` ' +
+      'label caps to 100000 and the global series cap to 1000000, prom-client default process metrics on) serving real loopback listeners, and next to it ' +
+      'prom-client 15 used directly for the same catalogue (bench/alternatives.ts, the same default process metrics), served by a plain `node:http` server ' +
+      '(`await registry.metrics()`, one `res.end`; gzipped with `zlib.gzip` when asked). Series are created by feeding distinct tool names (3 series each) ' +
+      'and models (10 series each) through the decoder once and applying the decoded events to both. Before timing, at every size, every event-path ' +
+      'sample of the two expositions is compared (bench/equivalence.ts); any difference fails the benchmark.',
     '',
-    `Render: \`registry.render()\` timed inside the sidecar (median of ${renders}). prom-client: a registry of plain prom-client metrics for the same catalogue ` +
-      '(with the same default process metrics), fed the very same events in the same process (bench/alternatives.ts), rendered by `registry.metrics()` ' +
-      `in turn with ours. HTTP: \`GET /metrics\` wall time from the runner (collectors + render + ` +
-      `express \`res.send\` + loopback + reading the body; median of ${renders} after 2 untimed ones). The gap between render and HTTP is the rest of the ` +
-      'route (collectors, express), writing the text to the socket (a string built by concatenation must be flattened and UTF-8 encoded) and the ' +
-      'runner reading it over loopback.',
+    `Render: \`registry.render()\` against prom-client's \`registry.metrics()\` inside the child, taking turns (median of ${times}). ` +
+      `HTTP: \`GET /metrics\` from the runner with \`node:http\` (wall time to the last byte; median of ${times} after 2 untimed rounds), ` +
+      'ours and prom-client taking turns in a rotating order. "plain" asks for no compression; "gzip" sends `Accept-Encoding: gzip` (only measured when ' +
+      'ours compresses); "as Prometheus asks" sends Prometheus\'s own scrape headers (OpenMetrics preferred, gzip).',
     '',
     table(
-      ['live series', 'samples', 'bytes', 'render median ms', 'render max ms', 'prom-client render median ms', 'prom-client bytes', 'ours/prom-client speed', 'HTTP median ms', 'HTTP max ms'],
+      ['live series', 'samples (ours)', 'equivalence', 'bytes ours / prom-client', 'render ms ours / prom-client', 'render ratio', 'HTTP plain ms ours / prom-client', 'HTTP ratio (target at 20k ≤ 0.2)'],
       rows.map((row) => [
         fmtInt(row.series),
-        fmtInt(row.render.lines),
-        fmtInt(row.httpBytes),
-        fmt(median(row.render.ms), 1),
-        fmt(Math.max(...row.render.ms), 1),
-        fmt(median(row.render.promMs), 1),
-        fmtInt(row.render.promBytes),
-        fmtRatio(median(row.render.promMs) / median(row.render.ms)),
-        fmt(median(row.httpMs), 1),
-        fmt(Math.max(...row.httpMs), 1),
+        fmtInt(row.samples),
+        `${fmtInt(row.check.samples)} samples, ${row.check.mismatches} mismatches`,
+        `${fmtInt(row.render.bytes)} / ${fmtInt(row.render.promBytes)}`,
+        `${fmt(median(row.render.ms), 1)} / ${fmt(median(row.render.promMs), 1)}`,
+        fmtRatio(median(row.render.ms) / median(row.render.promMs)),
+        `${fmt(medianMs(row.http.ours), 1)} / ${fmt(medianMs(row.http.prom), 1)}`,
+        fmtRatio(ratio(row)),
       ]),
     ),
     '',
-    `Event-loop delay inside the sidecar (\`perf_hooks.monitorEventLoopDelay\`, 1 ms resolution) under ingest load ` +
-      `(autocannon, 2 connections, ${rate} requests/s of ~${fmt(meanEvents, 0)} events = ~${fmtInt(rate * meanEvents)} events/s): ` +
-      `a ${quietMs} ms window with ingest only, then a window of ${scrapesUnderLoad} scrapes 100 ms apart. ` +
-      'The max in the scrape window is the longest the loop was blocked: ingest requests wait that long behind a scrape.',
+    gzipServed
+      ? table(
+          ['live series', 'gzip bytes ours / prom-client', 'gzip HTTP ms ours / prom-client', 'gzip ratio', 'as Prometheus asks: ms, bytes, type'],
+          rows.map((row) => {
+            const asked = lastOf(row.http.oursPrometheus);
+            return [
+              fmtInt(row.series),
+              `${fmtInt(lastOf(row.http.oursGzip)?.bytes ?? 0)} / ${fmtInt(lastOf(row.http.promGzip)?.bytes ?? 0)}`,
+              `${fmt(medianMs(row.http.oursGzip), 1)} / ${fmt(medianMs(row.http.promGzip), 1)}`,
+              fmtRatio(medianMs(row.http.oursGzip) / medianMs(row.http.promGzip)),
+              `${fmt(medianMs(row.http.oursPrometheus), 1)} ms, ${fmtInt(asked?.bytes ?? 0)} B, \`${asked?.contentType ?? ''}\` ${asked?.contentEncoding ?? ''}`,
+            ];
+          }),
+        )
+      : `Ours does not compress (\`Accept-Encoding: gzip\` answered \`identity\`), so no gzip rows. With Prometheus's own scrape headers ours answered ` +
+        `\`${prometheusFormat?.contentType ?? '?'}\` (${prometheusFormat?.contentEncoding ?? '?'}) in ${fmt(medianMs(at20k?.http.oursPrometheus ?? []), 1)} ms at ${fmtInt(at20k?.series ?? 0)} series.`,
     '',
-    table(
-      ['live series', 'lag p50 ms (ingest only)', 'lag p99 ms (ingest only)', 'lag max ms (ingest only)', 'lag p99 ms (with scrapes)', 'lag max ms (with scrapes)', 'scrape under load median ms', 'ingest non-202'],
-      rows.map((row) => [
-        fmtInt(row.series),
-        fmt(row.quiet.p50, 1),
-        fmt(row.quiet.p99, 1),
-        fmt(row.quiet.max, 1),
-        fmt(row.scraping.p99, 1),
-        fmt(row.scraping.max, 1),
-        fmt(median(row.loadedScrapeMs), 1),
-        fmtInt(row.ingestRejects),
-      ]),
-    ),
+    `Equivalence at the largest size: ${rows.length === 0 ? '—' : describeEquivalence((rows[rows.length - 1] as Row).check)}.`,
+    ...(profile === undefined
+      ? []
+      : [
+          '',
+          `Where ours spends a scrape at ${fmtInt(profile.series)} series: V8's CPU profiler (the one \`node --cpu-prof\` runs, started over the inspector ` +
+            `so that only this window counts) in the child during ${times} plain \`GET /metrics\`, ${fmt(profile.totalMs, 0)} ms of samples, idle excluded ` +
+            `(\`${profile.file.replace(ROOT, '')}\`). Self time, top functions and modules (the child runs src/ through tsx):`,
+          '',
+          profile.markdown,
+        ]),
   ].join('\n');
   return {
     key: 'scrape',
-    title: '3. Scrape',
+    title: '3. Scrape time against prom-client',
     summary: rows
       .map(
         (row) =>
-          `${fmtInt(row.series)} series: HTTP ${fmt(median(row.httpMs), 1)} ms (render ${fmt(median(row.render.ms), 1)} ms, prom-client ${fmt(median(row.render.promMs), 1)} ms), ${fmtInt(row.httpBytes)} B, lag max ${fmt(row.scraping.max, 1)} ms`,
+          `${fmtInt(row.series)} series: HTTP ${fmt(medianMs(row.http.ours), 1)} ms vs prom-client ${fmt(medianMs(row.http.prom), 1)} ms (${fmtRatio(ratio(row))}), render ${fmt(median(row.render.ms), 1)} vs ${fmt(median(row.render.promMs), 1)} ms`,
       )
       .join('; '),
     markdown,
     targets: [
       {
-        name: '`GET /metrics` at 5k series (HTTP median, what Prometheus waits for)',
-        target: '≤ 100 ms',
-        measured: `${fmt(http5k, 1)} ms${options.smoke ? ' (smoke size)' : ''}`,
-        met: http5k <= 100,
-      },
-      {
-        name: '`registry.render()` alone at 5k series (median)',
-        target: '(≤ 100 ms)',
-        measured: `${fmt(render5k, 1)} ms${options.smoke ? ' (smoke size)' : ''}`,
-        met: render5k <= 100,
+        name: '`GET /metrics` at 20k series, ours/prom-client time (same families, same run, HTTP median)',
+        target: `≤ ${SCRAPE_TARGET}`,
+        measured: `${fmt(measured, 2)}${options.smoke ? ' (smoke size)' : ''}`,
+        met: measured <= SCRAPE_TARGET,
       },
     ],
   };

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS = `${ROOT}bench/RESULTS.md`;
-const SECTIONS = ['aggregation', 'profile', 'ingest', 'scrape', 'memory', 'plugin', 'hostcpu', 'freshness'];
+const SECTIONS = ['aggregation', 'profile', 'ingest', 'scrape', 'scrapeload', 'memory', 'plugin', 'hostcpu', 'freshness'];
 
 const mtime = (path: string): number | undefined => {
   try {
@@ -41,8 +41,10 @@ describe('bench/run.ts --smoke', () => {
     const { code, stdout, stderr } = await runSmoke();
     expect(code, `${stdout}\n${stderr}`).toBe(0);
     for (const section of SECTIONS) {
-      expect(stdout, `no line for section ${section}`).toMatch(new RegExp(`^\\[${section}\\] (?!FAILED)\\S`, 'm'));
+      expect(stdout, `no summary line for section ${section}`).toMatch(new RegExp(`^\\[${section}\\] (?!FAILED|load average|target:)\\S`, 'm'));
+      expect(stdout, `no load average for section ${section}`).toMatch(new RegExp(`^\\[${section}\\] load average at end \\d`, 'm'));
     }
+    expect(stdout).not.toMatch(/^\[\w+\] FAILED/m);
     expect(stdout).not.toContain('wrote ');
     expect(mtime(RESULTS)).toBe(before);
   }, 180_000);
