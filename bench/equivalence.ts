@@ -163,3 +163,13 @@ export function describeEquivalence(check: Equivalence): string {
   if (check.mismatches === 0) return head;
   return `${head}, e.g. ${check.examples.map((example) => `${example.sample} = ${example.values.map((value) => (value === null ? '(none)' : String(value))).join(' / ')}`).join('; ')}`;
 }
+
+/** Throws unless the pipelines did the same work: equal samples, no event thrown on anywhere. */
+export function assertEquivalent(check: Equivalence, applyErrors: Readonly<Record<string, number>>, where: string): void {
+  const errors = Object.entries(applyErrors).filter(([, count]) => count !== 0);
+  if (check.mismatches === 0 && errors.length === 0) return;
+  throw new Error(
+    `${where}: the pipelines did not do the same work — ${describeEquivalence(check)}; ` +
+      `apply errors ${Object.entries(applyErrors).map(([name, count]) => `${name} ${count}`).join(', ')}`,
+  );
+}

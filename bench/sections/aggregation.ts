@@ -4,7 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { TrafficModel } from '../../tools/traffic.js';
-import { describeEquivalence, type Equivalence } from '../equivalence.js';
+import { assertEquivalent, describeEquivalence, type Equivalence } from '../equivalence.js';
 import { ensureTmp, fmt, fmtInt, fmtRatio, ndjson, runChild, table, type RunOptions, type SectionResult } from '../lib.js';
 
 export interface Stream {
@@ -40,15 +40,6 @@ interface AggregationResult {
   readonly timedApplyErrors: Record<'ours' | 'otel' | 'prom', number>;
 }
 
-/** Throws unless the pipelines did the same work: equal samples, no event thrown on anywhere. */
-export function assertEquivalent(check: Equivalence, applyErrors: Readonly<Record<string, number>>, where: string): void {
-  const errors = Object.entries(applyErrors).filter(([, count]) => count !== 0);
-  if (check.mismatches === 0 && errors.length === 0) return;
-  throw new Error(
-    `${where}: the pipelines did not do the same work — ${describeEquivalence(check)}; ` +
-      `apply errors ${Object.entries(applyErrors).map(([name, count]) => `${name} ${count}`).join(', ')}`,
-  );
-}
 
 export async function aggregationSection(options: RunOptions, stream: Stream): Promise<SectionResult> {
   const rounds = options.smoke ? 1 : 3;

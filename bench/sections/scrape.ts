@@ -19,8 +19,7 @@ import {
   type SectionResult,
 } from '../lib.js';
 import type { Equivalence } from '../equivalence.js';
-import { describeEquivalence } from '../equivalence.js';
-import { assertEquivalent } from './aggregation.js';
+import { assertEquivalent, describeEquivalence } from '../equivalence.js';
 import { describeProfile } from './profile.js';
 import { Controller } from './scrapeChild.js';
 
