@@ -4,6 +4,7 @@
  *   npm run bench          # = npm run -s build && tsx bench/run.ts; rewrites bench/RESULTS.md
  *   npm run bench:smoke    # = tsx bench/run.ts --smoke; tiny sizes, asserts nothing about speed,
  *                          #   writes nothing (CI runs it through test/bench/smoke.test.ts)
+ *   tsx bench/run.ts --only scrape,scrapeload   # some sections only; writes nothing
  *
  * Sections (each prints one `[key] …` line, then one `[key] target … → met|missed` line per target):
  *   aggregation  in-process decode + dispatch vs JSON.parse alone, vs OpenTelemetry and prom-client
@@ -65,7 +66,12 @@ const ran: Ran[] = [];
 const failures: string[] = [];
 const loadText = (load: readonly number[]): string => load.map((value) => fmt(value, 2)).join(' / ');
 
+/** `--only a,b`: just those sections (for working on one); RESULTS.md is then left alone. */
+const onlyIndex = process.argv.indexOf('--only');
+const only = onlyIndex === -1 ? undefined : new Set((process.argv[onlyIndex + 1] ?? '').split(','));
+
 async function section(key: string, title: string, run: () => Promise<SectionResult> | SectionResult): Promise<SectionResult | undefined> {
+  if (only !== undefined && !only.has(key)) return undefined;
   const sectionStarted = Date.now();
   const loadStart = os.loadavg();
   log(`[${key}] load average at start ${loadText(loadStart)}`);
@@ -178,7 +184,7 @@ function resultsMarkdown(): string {
   ].join('\n');
 }
 
-if (!options.smoke) {
+if (!options.smoke && only === undefined) {
   writeFileSync(RESULTS, resultsMarkdown());
   log(`wrote ${RESULTS}`);
 }
