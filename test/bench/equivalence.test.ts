@@ -7,7 +7,7 @@ import client from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { catalogueMetrics, createOtelPipeline, createPipeline, createPromClientPipeline, promClientFactory, type FamilyFactory } from '../../bench/alternatives.js';
 import { assertEquivalent, compareSamples, expositionSamples, otelSamples } from '../../bench/equivalence.js';
-import { buildSidecar } from '../../bench/inprocess.js';
+import { buildSidecar, scrapeText } from '../../bench/inprocess.js';
 import { defaultConfig } from '../../src/config.js';
 import { decodeBody } from '../../src/contract/decode.js';
 import type { ObserverEvent } from '../../src/contract/events.js';
@@ -18,7 +18,7 @@ const clock = () => 1_800_000_000;
 function events(): ObserverEvent[] {
   const lines = new TrafficModel({ seed: 7, agents: 3, errorRate: 0.1, faults: false }).batch(600);
   const body = Buffer.from(lines.map((line) => JSON.stringify(line)).join('\n'));
-  return decodeBody(body, { format: 'ndjson', maxEvents: 100_000, source: 'plugin', arrivedAt: clock() }).events;
+  return decodeBody(body, { format: 'ndjson', maxEvents: 100_000, arrivedAt: clock() }).events;
 }
 
 describe('bench equivalence', () => {
@@ -28,7 +28,9 @@ describe('bench equivalence', () => {
     const otel = createOtelPipeline(defaultConfig(), clock);
     const prom = createPromClientPipeline(defaultConfig(), false, clock);
     for (const pipeline of [sidecar, otel, prom]) pipeline.dispatcher.applyBatch(batch);
-    const ours = expositionSamples(await sidecar.registry.render());
+    otel.collect();
+    prom.collect();
+    const ours = expositionSamples(await scrapeText(sidecar));
     const check = compareSamples({ ours, otel: await otelSamples(otel.exporter), prom: expositionSamples(await prom.registry.metrics()) });
     await otel.shutdown();
     expect(check.mismatches, JSON.stringify(check.examples)).toBe(0);
@@ -55,7 +57,8 @@ describe('bench equivalence', () => {
     const baseline = createPipeline(defaultConfig(), catalogueMetrics(lazy), clock);
     sidecar.dispatcher.applyBatch(batch);
     baseline.dispatcher.applyBatch(batch);
-    const check = compareSamples({ ours: expositionSamples(await sidecar.registry.render()), lazy: expositionSamples(await registry.metrics()) });
+    baseline.collect();
+    const check = compareSamples({ ours: expositionSamples(await scrapeText(sidecar)), lazy: expositionSamples(await registry.metrics()) });
     expect(check.mismatches).toBeGreaterThan(0);
     expect(check.examples.some((example) => example.sample.startsWith('hermes_api_requests_total{'))).toBe(true);
     expect(() => assertEquivalent(check, { ours: 0, lazy: baseline.applyErrors() }, 'test')).toThrow(/did not do the same work/);
@@ -84,8 +87,14 @@ describe('bench equivalence', () => {
 
   it('refuses a factory whose family lacks a method of its kind', () => {
     const honest = promClientFactory(new client.Registry(), defaultConfig());
-    const incomplete = { ...honest, gauge: (spec: Parameters<FamilyFactory['gauge']>[0]) => ({ ...honest.gauge(spec), reset: undefined }) };
-    // @ts-expect-error: a gauge without reset() is not a GaugeFamily, which the compiler catches first.
+    const incomplete = {
+      ...honest,
+      gauge: (spec: Parameters<FamilyFactory['gauge']>[0]) => {
+        const gauge = honest.gauge(spec);
+        return { set: gauge.set.bind(gauge), inc: gauge.inc.bind(gauge) };
+      },
+    };
+    // @ts-expect-error: a gauge without dec() is not a GaugeFamily, which the compiler catches first.
     expect(() => catalogueMetrics(incomplete)).toThrow(/lacks a family or one of its methods/);
   });
 });
