@@ -150,7 +150,9 @@ class Sender(object):
 
     def reset_after_fork(self):
         """A forked child: fresh numbering, locks, back-off and connection; not running."""
-        self.wake = threading.Event()
+        # In place: the callbacks hold this event's ``set`` (a lock the parent's threads may
+        # have held at the fork is replaced with it).
+        self.wake.__init__()
         self._state = threading.Condition()
         self._flush_requested = self._flush_served = 0
         was_running = self._thread is not None and not self._stopping

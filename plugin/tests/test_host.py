@@ -402,3 +402,31 @@ class TransportTest(unittest.TestCase):
         self.assertEqual(outcomes[2].retry_after, 2.0)
         self.assertEqual(len(server.requests), 3)  # each body processed once
         self.assertEqual(server.connections, 2)
+
+
+class ForkWakeTest(unittest.TestCase):
+    def test_in_a_forked_child_a_full_batch_still_wakes_the_new_sender(self):
+        with RecordingSidecar() as sidecar:
+            bridge = support.bridge_module.Bridge(support.fast_config(
+                sidecar.url, batch_size=2, flush_interval=30.0))
+            support.hermes_prometheus_bridge.start(bridge)
+            self.addCleanup(bridge.shutdown, 0.2)
+            callback = bridge.hook_callback("pre_llm_call")
+            pid = os.fork()
+            if pid == 0:  # child: two events make a batch; no flush, no timer (30 s)
+                code = 1
+                try:
+                    callback(turn_id="child-1")
+                    callback(turn_id="child-2")
+                    deadline = time.monotonic() + 3.0
+                    while time.monotonic() < deadline:
+                        if bridge.stats()["events_delivered"] == 2:
+                            code = 0
+                            break
+                        time.sleep(0.01)
+                finally:
+                    os._exit(code)
+            _, status = os.waitpid(pid, 0)
+            self.assertEqual(os.waitstatus_to_exitcode(status), 0)
+            self.assertEqual([e["data"]["turn_id"] for e in sidecar.events()],
+                             ["child-1", "child-2"])
