@@ -10,6 +10,7 @@
  * falls back to the arrival time when the sender did not stamp it).
  */
 import { readEventData, type ObserverEvent } from './events.js';
+import { withErrorClass } from './errorClass.js';
 import { isRecord, type Fields } from './fields.js';
 import type { ValueOf } from '../metrics/catalogue.js';
 
@@ -61,7 +62,8 @@ export function normalizeLine(line: unknown, arrivedAt: number): ShapeResult {
   if (meta === null) return reject('invalid_event');
 
   const envelope = isRecord(line.data) && (line.event !== undefined);
-  const fields = envelope ? (line.data as Fields) : flatFields(line);
+  // Raw Hermes kwargs in any shape: api_request_error's exception class is taken as the plugin does.
+  const fields = withErrorClass(name, envelope ? (line.data as Fields) : flatFields(line));
   // The bridge plugin stamps every line with its instance; anything else was posted by another client.
   const source = meta.instance !== undefined ? 'plugin' : envelope ? 'envelope' : 'flat';
   return {

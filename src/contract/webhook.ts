@@ -6,6 +6,7 @@
  */
 import { readEventData, type ObserverEvent } from './events.js';
 import { isRecord, record, str, type Fields } from './fields.js';
+import { withErrorClass } from './errorClass.js';
 
 export interface WebhookDelivery {
   readonly deliveryId: string | undefined;
@@ -31,8 +32,9 @@ export function readWebhookDelivery(body: unknown, arrivedAt: number): WebhookDe
     ...(body.tool_name === undefined || body.tool_name === null ? {} : { tool_name: body.tool_name }),
     ...(body.session_id === undefined || body.session_id === null ? {} : { session_id: body.session_id }),
   };
+
   return {
     deliveryId: str(body, 'delivery_id'),
-    event: { name, source: 'webhook', observedAt: deliveredAt(body, arrivedAt), data: readEventData(name, fields) },
+    event: { name, source: 'webhook', observedAt: deliveredAt(body, arrivedAt), data: readEventData(name, withErrorClass(name, fields)) },
   };
 }

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { samplesOf, series } from '../support/exposition.js';
 import { startTestSidecar } from '../support/sidecar.js';
+import { readWebhookDelivery } from '../../src/contract/webhook.js';
 
 const line = (event: string, observedAt: number, data: Record<string, unknown>) => ({ event, observed_at: observedAt, data });
 
@@ -221,5 +222,23 @@ describe('cost in USD by pricing path', () => {
     const samples = await harness.samples();
     expect(samples.get(series('hermes_cost_unpriced_requests_total', { kind: 'main', provider: 'anthropic', model: 'x', reason: 'no_price' }))).toBe(2);
     expect(samples.get(series('hermes_cost_usd_total', { kind: 'main', provider: 'anthropic', model: 'x', pricing: 'hermes' }))).toBeUndefined();
+  });
+});
+
+describe('webhook deliveries of api_request_error (agent/shell_hooks.py _serialize_payload: kwargs in extra)', () => {
+  const delivery = (error: unknown) => ({
+    hook_event_name: 'api_request_error',
+    session_id: 's1',
+    extra: { provider: 'openrouter', model: 'm', api_request_id: 'r1', reason: 'timeout', error },
+  });
+
+  it('takes the exception class from Hermes\' error dict, never its message', () => {
+    const read = (error: unknown) => {
+      const event = readWebhookDelivery(delivery(error), 100)?.event.data;
+      return event?.type === 'api_attempt_failed' ? event.errorType : 'not a failure';
+    };
+    expect(read({ type: 'APITimeoutError', message: 'SECRET timed out' })).toBe('APITimeoutError');
+    expect(read({ type: 'not a class name', message: 'x' })).toBeUndefined();
+    expect(read('SECRET plain text')).toBeUndefined();
   });
 });
