@@ -16,7 +16,7 @@ import type { PriceEntry } from './correlate/recorders/pricing.js';
 
 export { ConfigError } from './errors.js';
 
-type Kind = 'address' | 'path' | 'string' | 'file' | 'positiveInt' | 'nonNegativeInt' | 'seconds' | 'logLevel';
+type Kind = 'address' | 'path' | 'file' | 'positiveInt' | 'nonNegativeInt' | 'seconds' | 'logLevel';
 
 interface OptionSpec {
   /** Flag name without dashes, also the dotted key of the config file. */
@@ -53,7 +53,7 @@ export const OPTIONS = [
   { flag: 'config.file', kind: 'file', default: undefined, help: 'YAML file with any option above plus labels: (caps, allow-lists, rewrites), buckets: and prices: (USD per million tokens per provider/model).', inFile: false },
 ] as const satisfies readonly OptionSpec[];
 
-export type OptionFlag = (typeof OPTIONS)[number]['flag'];
+type OptionFlag = (typeof OPTIONS)[number]['flag'];
 
 export const envName = (flag: string): string =>
   `HERMES_SIDECAR_${flag.replace(/[.-]/g, '_').toUpperCase()}`;
@@ -109,7 +109,7 @@ export function parseListenAddress(text: string): ListenAddress {
   return { host: host === '' ? '0.0.0.0' : host, port };
 }
 
-export function isLoopback(host: string): boolean {
+function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
@@ -125,7 +125,6 @@ const KIND_SCHEMAS: Record<Kind, z.ZodType> = {
     }
   }),
   path: z.string().regex(/^\/[\w./-]*$/, 'expected a path starting with /'),
-  string: z.string().min(1),
   file: z.string().min(1, 'expected a file path'),
   positiveInt,
   nonNegativeInt: z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),

@@ -29,7 +29,7 @@ export interface InstallPluginIo {
   readonly pluginSourceDir: string;
 }
 
-export const INSTALL_PLUGIN_HELP = `Usage: hermes-prometheus-sidecar install-plugin [--hermes-home DIR] [--enable]
+const INSTALL_PLUGIN_HELP = `Usage: hermes-prometheus-sidecar install-plugin [--hermes-home DIR] [--enable]
 
 Install the Hermes bridge plugin (${PLUGIN_NAME}) into DIR/plugins/${PLUGIN_NAME}/.
 

@@ -22,7 +22,7 @@ import type { ValueOf } from '../metrics/catalogue.js';
 
 export type ApiKind = 'main' | 'auxiliary';
 /** Which route and shape brought an event: a plugin line, an envelope, flat kwargs, a webhook delivery. */
-export type EventSource = ValueOf<'event_source'>;
+type EventSource = ValueOf<'event_source'>;
 
 export interface ApiCall {
   readonly kind: ApiKind;
@@ -50,7 +50,7 @@ export interface HermesCost {
   readonly status?: string;
 }
 
-export interface DropReport {
+interface DropReport {
   readonly hook: string;
   readonly reason: string;
   /** Cumulative count since the plugin instance started. */

@@ -65,7 +65,7 @@ export function requireMediaType(accepted: (format: BodyFormat) => boolean = () 
 export const requireJson = (): RequestHandler => requireMediaType((format) => format === 'json');
 
 /** Answers 202 with what was accepted and which lines were not. */
-export function acceptedBody(decoded: DecodedBody): object {
+function acceptedBody(decoded: DecodedBody): object {
   return {
     accepted: decoded.events.length,
     rejected: decoded.errors.length,

@@ -4,7 +4,7 @@ import type { RequestHandler } from 'express';
 import { SidecarError } from '../errors.js';
 
 /** Compares digests, so neither the content nor the length of the secret leaks through timing. */
-export function constantTimeEqual(given: string, expected: string): boolean {
+function constantTimeEqual(given: string, expected: string): boolean {
   const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
   return timingSafeEqual(digest(given), digest(expected));
 }

@@ -16,7 +16,7 @@ const BODY_PARSER_CODES: Readonly<Record<string, ErrorCode>> = {
   'request.size.invalid': 'invalid_encoding',
 };
 
-export function toSidecarError(error: unknown): SidecarError {
+function toSidecarError(error: unknown): SidecarError {
   if (error instanceof SidecarError) return error;
   const type = (error as { type?: unknown } | null)?.type;
   if (typeof type === 'string') {

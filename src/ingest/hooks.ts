@@ -13,7 +13,7 @@ import { admissionChecks, HOOKS_ROUTE, rawBody, requireJson, submitDecoded, type
 
 const SIGNATURE = /^sha256=([0-9a-f]{64})$/i;
 
-export function signatureMatches(body: Buffer, header: string, secret: string): boolean {
+function signatureMatches(body: Buffer, header: string, secret: string): boolean {
   const presented = SIGNATURE.exec(header.trim())?.[1];
   if (presented === undefined) return false;
   const expected = createHmac('sha256', secret).update(body).digest();

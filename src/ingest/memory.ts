@@ -5,7 +5,7 @@
  */
 import type { Clock } from '../clock.js';
 
-export interface MemoryUsage {
+interface MemoryUsage {
   readonly rssBytes: number;
   readonly heapUsedBytes: number;
 }

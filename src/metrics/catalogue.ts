@@ -174,7 +174,7 @@ export const VALUES = {
   scrape_stage: ['collect', 'render'],
 } as const satisfies Record<string, readonly string[]>;
 
-export type ValueSet = keyof typeof VALUES;
+type ValueSet = keyof typeof VALUES;
 export type ValueOf<S extends ValueSet> = (typeof VALUES)[S][number];
 
 /** A label whose values come from Hermes: sanitized and capped by the label guard. */
@@ -182,20 +182,20 @@ export const OPEN = 'open';
 /** A label of an info metric: one value, known at start. */
 export const INFO = 'info';
 /** A closed set computed from the catalogue itself (the names of metrics). */
-export interface DerivedValues {
+interface DerivedValues {
   readonly derived: () => readonly string[];
   /** What the values are, for docs/metrics.md. */
   readonly description: string;
 }
 export type LabelValues = readonly string[] | typeof OPEN | typeof INFO | DerivedValues;
-export type LabelDeclarations = Readonly<Record<string, LabelValues>>;
+type LabelDeclarations = Readonly<Record<string, LabelValues>>;
 
 /**
  * `agent` metrics describe Hermes and count towards the global series figures;
  * `delivery` and `self` metrics describe the pipeline and are never capped.
  */
-export type MetricScope = 'agent' | 'delivery' | 'self';
-export type MetricType = 'counter' | 'gauge' | 'histogram';
+type MetricScope = 'agent' | 'delivery' | 'self';
+type MetricType = 'counter' | 'gauge' | 'histogram';
 
 export interface MetricSpec {
   readonly name: string;

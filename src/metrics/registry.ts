@@ -1,12 +1,14 @@
 /**
- * The registry factory: builds every catalogue family (src/metrics/families.ts) and renders
- * /metrics. It is the only module that imports prom-client, which now serves the process and
- * Node.js runtime metrics only, so the move to its successor (@prometheus-io/client) stays a
- * one-file change.
+ * The registry factory: builds every catalogue family (src/metrics/families.ts), creates the
+ * series of every closed label combination the catalogue pre-initialises, and renders /metrics.
+ * It is the only module that imports prom-client, which serves the process and Node.js runtime
+ * metrics only, so a move to its successor (@prometheus-io/client) stays a one-file change.
  *
- * Families take labels as objects typed by the catalogue, always complete; they refuse
- * non-finite (and, for counters and histograms, negative) values, and agent families share the
- * global series budget.
+ * Families take labels as objects typed by the catalogue (closed labels take their declared
+ * values, `unknown` or `other`), always complete; they refuse non-finite (and, for counters and
+ * histograms, negative) values, counted here, and agent families share the global series budget,
+ * whose figures (live series, limit, folds) this module owns. Each component is handed only the
+ * metrics it owns (metricsOwnedBy).
  */
 import client from 'prom-client';
 import {
@@ -23,8 +25,6 @@ import {
 import { Family, SeriesBudget } from './families.js';
 import { OPEN_LABELS, OTHER } from './labels.js';
 
-export { SeriesBudget } from './families.js';
-export type { LabelsOf } from './catalogue.js';
 
 export interface CounterHandle {
   inc(amount?: number): void;
@@ -34,19 +34,19 @@ export interface HistogramHandle {
   observe(value: number): void;
 }
 
-export interface CounterFamily<S extends MetricSpec> {
+interface CounterFamily<S extends MetricSpec> {
   inc(labels: LabelsOf<S>, amount?: number): void;
   /** The series of these labels, resolved once (see Family.handle). */
   handle(labels: LabelsOf<S>): CounterHandle;
 }
 
-export interface GaugeFamily<S extends MetricSpec> {
+interface GaugeFamily<S extends MetricSpec> {
   set(labels: LabelsOf<S>, value: number): void;
   inc(labels: LabelsOf<S>, amount?: number): void;
   dec(labels: LabelsOf<S>, amount?: number): void;
 }
 
-export interface HistogramFamily<S extends MetricSpec> {
+interface HistogramFamily<S extends MetricSpec> {
   observe(labels: LabelsOf<S>, value: number): void;
   handle(labels: LabelsOf<S>): HistogramHandle;
 }

@@ -22,7 +22,7 @@ import { loadWebConfig, type ClientAuthType, type WebConfig, type WebTlsConfig }
 
 type LogFn = (fields: Record<string, unknown>, message: string) => void;
 
-export interface WebServerLogger {
+interface WebServerLogger {
   readonly info: LogFn;
   readonly warn: LogFn;
   readonly error: LogFn;

@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 
 /** Go's crypto/tls client auth policies, by the names exporter-toolkit uses. */
-export const CLIENT_AUTH_TYPES = [
+const CLIENT_AUTH_TYPES = [
   'NoClientCert',
   'RequestClientCert',
   'RequireAnyClientCert',
@@ -33,7 +33,7 @@ const CLIENT_AUTH_ALIASES: Record<string, ClientAuthType> = { RequireClientCert:
 /** The policies that check the client certificate against client_ca_file. */
 const VERIFYING: ReadonlySet<ClientAuthType> = new Set(['VerifyClientCertIfGiven', 'RequireAndVerifyClientCert']);
 
-export const TLS_VERSIONS = { TLS10: 'TLSv1', TLS11: 'TLSv1.1', TLS12: 'TLSv1.2', TLS13: 'TLSv1.3' } as const satisfies Record<
+const TLS_VERSIONS = { TLS10: 'TLSv1', TLS11: 'TLSv1.1', TLS12: 'TLSv1.2', TLS13: 'TLSv1.3' } as const satisfies Record<
   string,
   SecureVersion
 >;
@@ -44,7 +44,7 @@ const VERSION_NAMES = Object.keys(TLS_VERSIONS) as [TlsVersionName, ...TlsVersio
  * The only headers exporter-toolkit lets a web config set, with the values it accepts where the
  * header is an enumeration (undefined: any value). Kept identical so one file works everywhere.
  */
-export const EXTRA_HEADERS: Readonly<Record<string, readonly string[] | undefined>> = {
+const EXTRA_HEADERS: Readonly<Record<string, readonly string[] | undefined>> = {
   'Strict-Transport-Security': undefined,
   'X-Content-Type-Options': ['nosniff'],
   'X-Frame-Options': ['deny', 'sameorigin'],

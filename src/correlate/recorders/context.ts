@@ -6,7 +6,7 @@ import type { LabelGuard } from '../../metrics/labels.js';
 import type { OwnedMetrics } from '../../metrics/registry.js';
 import type { PriceTable } from './pricing.js';
 
-export interface SpanLimits {
+interface SpanLimits {
   readonly ttlSeconds: number;
   readonly maxEntries: number;
 }

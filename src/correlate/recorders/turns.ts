@@ -21,7 +21,7 @@ interface TurnState {
 }
 
 /** on_session_end's flags as one outcome; all flags absent is unknown. */
-export function turnOutcome(event: Finished): ValueOf<'turn_outcome'> | typeof UNKNOWN {
+function turnOutcome(event: Finished): ValueOf<'turn_outcome'> | typeof UNKNOWN {
   const { completed, failed, interrupted } = event;
   if (completed === undefined && failed === undefined && interrupted === undefined) return UNKNOWN;
   if (failed === true) return 'failed';
@@ -31,7 +31,7 @@ export function turnOutcome(event: Finished): ValueOf<'turn_outcome'> | typeof U
 }
 
 /** `text_response(finish_reason=stop)` → `text_response`; `max_iterations_reached(90/90)` → `max_iterations_reached`. */
-export function exitReasonBase(reason: string | undefined): string | undefined {
+function exitReasonBase(reason: string | undefined): string | undefined {
   if (reason === undefined) return undefined;
   const parenthesis = reason.indexOf('(');
   return (parenthesis === -1 ? reason : reason.slice(0, parenthesis)).trim();
