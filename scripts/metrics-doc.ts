@@ -69,6 +69,11 @@ export function renderMetricsDoc(): string {
   lines.push('## Label values', '', 'Closed sets are declared once, in the catalogue; open labels pass the cardinality guard.', '');
   lines.push('| metric | label | values |', '|---|---|---|');
   for (const spec of specs) lines.push(...labelRows(spec));
+  lines.push('', '## Owners', '', 'Each metric is written by one module under `src/`, which is handed only the metrics it owns', '(test/metrics/ownership.test.ts checks every write site).', '');
+  lines.push('| module | metrics |', '|---|---|');
+  const owners = new Map<string, string[]>();
+  for (const spec of specs) owners.set(spec.owner, [...(owners.get(spec.owner) ?? []), spec.name]);
+  for (const [owner, names] of owners) lines.push(`| ${code(`src/${owner}.ts`)} | ${names.map(code).join(', ')} |`);
   lines.push('', '## Bucket sets', '', '| name | upper bounds |', '|---|---|');
   for (const [name, bounds] of Object.entries(DEFAULT_BUCKETS)) lines.push(`| ${code(name)} | ${bounds.join(', ')} |`);
   lines.push('', '## Label caps (cardinality guard)', '', '| label | default cap |', '|---|---|');

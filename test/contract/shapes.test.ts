@@ -76,6 +76,17 @@ describe('normalizeLine', () => {
     });
   });
 
+  it.each([
+    ['plugin', { event: 'pre_tool_call', instance: 'i', seq: 1, data: {} }],
+    ['plugin', { event: 'pre_tool_call', instance: 'i', data: {} }],
+    ['envelope', { event: 'pre_tool_call', data: { tool_name: 'x' } }],
+    ['flat', { event: 'pre_tool_call', tool_name: 'x' }],
+    ['flat', { hook: 'pre_tool_call', tool_name: 'x' }],
+  ])('tells the source by the shape: %s for %j', (source, line) => {
+    const result = normalizeLine(line, now);
+    expect(result.ok && result.event.source).toBe(source);
+  });
+
   it('falls back to the arrival time when observed_at is missing or not a positive finite number', () => {
     for (const observed of [undefined, 'soon', -5, 0, null]) {
       const result = normalizeLine({ event: 'x', observed_at: observed, data: {} }, now);
