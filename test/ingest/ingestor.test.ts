@@ -1,6 +1,12 @@
 /** The ingestor's accounting: received events by source and name, and the scrape-time queue gauges. */
 import { describe, expect, it } from 'vitest';
-import { samplesOf, series } from '../support/exposition.js';
+import { defaultConfig } from '../../src/config.js';
+import { normalizeLine } from '../../src/contract/shapes.js';
+import { createEventPipeline } from '../../src/correlate/assemble.js';
+import { Ingestor } from '../../src/ingest/ingestor.js';
+import { IngestQueue } from '../../src/ingest/queue.js';
+import { createMetricsRegistry, metricsOwnedBy, type Metrics } from '../../src/metrics/registry.js';
+import { parseSamples, samplesOf, series } from '../support/exposition.js';
 import { startTestSidecar } from '../support/sidecar.js';
 
 describe('Ingestor', () => {
@@ -26,5 +32,32 @@ describe('Ingestor', () => {
     const samples = await harness.samples();
     expect(samples.get('hermes_sidecar_queue_depth')).toBe(0);
     expect(samples.get('hermes_sidecar_queue_capacity')).toBe(7);
+  });
+});
+
+describe('Ingestor with a recorder that throws', () => {
+  it('counts each event that failed to apply as dropped{reason="internal_error"}, and applies the others', async () => {
+    const config = defaultConfig();
+    const registry = createMetricsRegistry({ buckets: config.buckets, maxAgentSeries: 1000, defaultMetrics: false });
+    // Fault injection: the tool recorder's counter throws, as a recorder bug would.
+    const metrics: Metrics = {
+      ...registry.metrics,
+      toolCalls: { ...registry.metrics.toolCalls, inc: () => { throw new Error('recorder bug'); } },
+    };
+    const failures: unknown[] = [];
+    const pipeline = createEventPipeline(config, metrics, () => 1000, (error) => failures.push(error));
+    const ingestor = new Ingestor(new IngestQueue(4), pipeline.dispatcher, metricsOwnedBy(metrics, 'ingest/ingestor'));
+    const events = [
+      { event: 'post_tool_call', tool_name: 't', status: 'ok' },
+      { event: 'on_session_start', platform: 'cli' },
+      { event: 'post_tool_call', tool_name: 't', status: 'error' },
+    ].map((line) => normalizeLine(line, 1000)).flatMap((result) => (result.ok ? [result.event] : []));
+    const admission = ingestor.submit(events);
+    expect(admission.refused).toBeUndefined();
+    if (admission.refused === undefined) await admission.applied;
+    const samples = parseSamples(await registry.render());
+    expect(samples.get(series('hermes_sidecar_events_dropped_total', { reason: 'internal_error' }))).toBe(2);
+    expect(samples.get(series('hermes_sessions_started_total', { platform: 'cli' }))).toBe(1);
+    expect(failures.map((error) => (error as Error).message)).toEqual(['recorder bug', 'recorder bug']);
   });
 });
