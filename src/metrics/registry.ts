@@ -34,19 +34,19 @@ export interface HistogramHandle {
   observe(value: number): void;
 }
 
-interface CounterFamily<S extends MetricSpec> {
+export interface CounterFamily<S extends MetricSpec> {
   inc(labels: LabelsOf<S>, amount?: number): void;
   /** The series of these labels, resolved once (see Family.handle). */
   handle(labels: LabelsOf<S>): CounterHandle;
 }
 
-interface GaugeFamily<S extends MetricSpec> {
+export interface GaugeFamily<S extends MetricSpec> {
   set(labels: LabelsOf<S>, value: number): void;
   inc(labels: LabelsOf<S>, amount?: number): void;
   dec(labels: LabelsOf<S>, amount?: number): void;
 }
 
-interface HistogramFamily<S extends MetricSpec> {
+export interface HistogramFamily<S extends MetricSpec> {
   observe(labels: LabelsOf<S>, value: number): void;
   handle(labels: LabelsOf<S>): HistogramHandle;
 }
