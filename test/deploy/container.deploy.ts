@@ -11,7 +11,7 @@
  * directory and the host network (traffic stays on 127.0.0.1).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,13 +73,20 @@ function writePodmanConfig(): void {
 
 function buildBaseImage(): void {
   const tarball = join(scratch, 'base.tar');
+  // This machine's Node.js and npm, wherever they are installed.
+  const node = realpathSync(process.execPath);
+  const npm = join(execFileSync('npm', ['root', '--global'], { encoding: 'utf8' }).trim(), 'npm');
   const hooks = [
-    'copy-in /usr/bin/node /usr/bin',
-    'copy-in /usr/lib/node_modules /usr/lib',
+    `copy-in ${node} /usr/bin`,
+    'mkdir -p "$1/usr/lib/node_modules"',
+    `copy-in ${npm} /usr/lib/node_modules`,
     'chroot "$1" ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/bin/npm',
-    'copy-in /usr/local/share/ca-certificates /usr/local/share',
-    'chroot "$1" update-ca-certificates',
+    // Extra certificate authorities this machine trusts (here: the egress proxy's), if any.
+    ...(existsSync('/usr/local/share/ca-certificates')
+      ? ['copy-in /usr/local/share/ca-certificates /usr/local/share', 'chroot "$1" update-ca-certificates']
+      : []),
     'chroot "$1" node --version',
+    'chroot "$1" npm --version',
   ];
   execFileSync(
     'mmdebstrap',
