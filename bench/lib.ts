@@ -169,6 +169,36 @@ export function runChild<T>(script: string, args: readonly string[], options: Ch
   });
 }
 
+export interface ProcessOutcome {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs a program to its end without blocking the runner's event loop (other sections may be running). */
+export function runProcess(command: string, args: readonly string[], timeoutMs = 600_000): Promise<ProcessOutcome> {
+  const child = track(spawn(command, [...args], { cwd: ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] }));
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8');
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  return new Promise((resolve) => {
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      resolve({ status: null, stdout, stderr: `${stderr}${error.message}` });
+    });
+    child.once('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
 /** The child side of runChild. */
 export function reportResult(result: unknown): void {
   process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);

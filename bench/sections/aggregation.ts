@@ -15,7 +15,7 @@ export interface Stream {
 
 /** The generator's realistic mixed stream (8 agents, 5% provider errors, faults off), as plugin lines. */
 export function prepareStream(options: RunOptions): Stream {
-  const events = options.smoke ? 2_000 : 150_000;
+  const events = options.smoke ? 1_000 : 150_000;
   const lines = new TrafficModel({ seed: 1, agents: 8, errorRate: 0.05, faults: false }).batch(events);
   const file = `${ensureTmp()}bench-stream${options.smoke ? '-smoke' : ''}.ndjson`;
   writeFileSync(file, ndjson(lines));

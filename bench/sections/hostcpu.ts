@@ -4,7 +4,7 @@
  * which starts the binary itself, alternates the phases and checks equal work or fails).
  */
 import { spawnSync } from 'node:child_process';
-import { fmt, ROOT, type RunOptions, type SectionResult } from '../lib.js';
+import { fmt, runProcess, type RunOptions, type SectionResult } from '../lib.js';
 import { skipped } from './plugin.js';
 
 const SCRIPT = 'bench/plugin_host_cpu.py';
@@ -25,11 +25,11 @@ function pythonWithPrometheusClient(): string | undefined {
   );
 }
 
-export function hostCpuSection(options: RunOptions): SectionResult {
+export async function hostCpuSection(options: RunOptions): Promise<SectionResult> {
   const python = pythonWithPrometheusClient();
   if (python === undefined) return skipped('hostcpu', TITLE, 'no python3 with prometheus_client (apt-get install python3-prometheus-client)');
   const args = options.smoke ? ['--quick'] : ['--rounds', '5'];
-  const run = spawnSync(python, [SCRIPT, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 600_000 });
+  const run = await runProcess(python, [SCRIPT, ...args]);
   if (run.status !== 0) throw new Error(`${SCRIPT} exited with ${String(run.status)}: ${run.stderr}${run.stdout}`);
   const lines = run.stdout.trim().split('\n');
   const resultLine = lines.find((line) => line.startsWith(RESULT_PREFIX));

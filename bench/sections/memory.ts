@@ -105,7 +105,7 @@ async function binaryReadings(sizes: readonly number[], config: string): Promise
 
 /** `idleRssBytes`: the real binary's idle RSS (section 2), for the absolute estimate. */
 export async function memorySection(options: RunOptions, idleRssBytes: number | undefined): Promise<SectionResult> {
-  const sizes = options.smoke ? [1_000] : [10_000, 20_000];
+  const sizes = options.smoke ? [300] : [10_000, 20_000];
   const config = writeCapsConfig();
   const results: MemoryResult[] = [];
   for (const size of sizes) {

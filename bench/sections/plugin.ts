@@ -3,7 +3,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { ROOT, type RunOptions, type SectionResult } from '../lib.js';
+import { ROOT, runProcess, type RunOptions, type SectionResult } from '../lib.js';
 
 /** Debian's /usr/bin/python3 first (it sees python3-prometheus-client), else python3 on PATH. */
 export function findPython(): string | undefined {
@@ -18,7 +18,7 @@ export const skipped = (key: string, title: string, why: string): SectionResult 
   targets: [],
 });
 
-export function pluginSection(options: RunOptions): SectionResult {
+export async function pluginSection(options: RunOptions): Promise<SectionResult> {
   const script = 'bench/plugin_callback.py';
   if (!existsSync(`${ROOT}${script}`)) return skipped('plugin', '5. Plugin side', `${script} is not present`);
   const PYTHON = findPython();
@@ -33,7 +33,7 @@ export function pluginSection(options: RunOptions): SectionResult {
     : supports('--calls')
       ? ['--calls', '10000']
       : [];
-  const run = spawnSync(PYTHON, [script, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
+  const run = await runProcess(PYTHON, [script, ...args], 180_000);
   if (run.status !== 0) throw new Error(`${script} exited with ${run.status}: ${run.stderr}`);
   const output = run.stdout.trim();
   const rows = output.split('\n').filter((line) => line.startsWith('|')).length;

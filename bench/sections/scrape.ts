@@ -52,7 +52,7 @@ const medianMs = (fetched: readonly Fetched[]): number => median(fetched.map((on
 const lastOf = (fetched: readonly Fetched[]): Fetched | undefined => fetched[fetched.length - 1];
 
 export async function scrapeSection(options: RunOptions): Promise<SectionResult> {
-  const sizes = options.smoke ? [100, 300] : [1_000, 5_000, 20_000, 50_000];
+  const sizes = options.smoke ? [100, 200] : [1_000, 5_000, 20_000, 50_000];
   const times = options.smoke ? 2 : 5;
   const { controller, sidecar, prom } = await Controller.start(writeCapsConfig());
   const urls: Record<Variant, { url: string; headers: Readonly<Record<string, string>> }> = {
@@ -64,21 +64,23 @@ export async function scrapeSection(options: RunOptions): Promise<SectionResult>
   };
   const rows: Row[] = [];
   let gzipServed = false;
-  const profileAt = options.smoke ? 300 : 20_000;
+  const profileAt = options.smoke ? 200 : 20_000;
   let profile: { series: number; file: string; markdown: string; head: string; totalMs: number } | undefined;
   try {
     for (const target of sizes) {
       const { series } = await controller.call<{ series: number }>({ cmd: 'seed', target });
       const { check, applyErrors } = await controller.call<{ check: Equivalence; applyErrors: Record<string, number> }>({ cmd: 'equivalence' });
       assertEquivalent(check, applyErrors, `scrape at ${fmtInt(series)} series`);
-      const render = await controller.call<RenderTiming>({ cmd: 'render', times });
+      // At 50k series one prom-client render takes seconds: fewer turns there.
+      const turns = target >= 50_000 ? Math.min(times, 3) : times;
+      const render = await controller.call<RenderTiming>({ cmd: 'render', times: turns });
       // Does ours compress when asked? (Only then are the gzip variants like for like.)
       gzipServed = (await timedGet(urls.oursGzip.url, urls.oursGzip.headers)).contentEncoding === 'gzip';
       const variants: Variant[] = gzipServed ? ['ours', 'prom', 'oursGzip', 'promGzip', 'oursPrometheus'] : ['ours', 'prom', 'oursPrometheus'];
       // Two untimed rounds warm every path (Prometheus scrapes over and over).
-      for (let warm = 0; warm < 2; warm += 1) for (const variant of variants) await timedGet(urls[variant].url, urls[variant].headers);
+      for (let warm = 0; warm < (turns < times ? 1 : 2); warm += 1) for (const variant of variants) await timedGet(urls[variant].url, urls[variant].headers);
       const http: Record<Variant, Fetched[]> = { ours: [], prom: [], oursGzip: [], promGzip: [], oursPrometheus: [] };
-      for (let time = 0; time < times; time += 1) {
+      for (let time = 0; time < turns; time += 1) {
         // Taking turns, the order rotating each round.
         for (let offset = 0; offset < variants.length; offset += 1) {
           const variant = variants[(time + offset) % variants.length];
@@ -114,8 +116,9 @@ export async function scrapeSection(options: RunOptions): Promise<SectionResult>
       'and models (10 series each) through the decoder once and applying the decoded events to both. Before timing, at every size, every event-path ' +
       'sample of the two expositions is compared (bench/equivalence.ts); any difference fails the benchmark.',
     '',
-    `Render: \`registry.render()\` against prom-client's \`registry.metrics()\` inside the child, taking turns (median of ${times}). ` +
-      `HTTP: \`GET /metrics\` from the runner with \`node:http\` (wall time to the last byte; median of ${times} after 2 untimed rounds), ` +
+    `Render: \`registry.render()\` against prom-client's \`registry.metrics()\` inside the child, taking turns (median of ${times}; 3 at 50k series). ` +
+      `HTTP: \`GET /metrics\` from the runner with \`node:http\` (wall time to the last byte; median of ${times} after 2 untimed rounds; ` +
+      `at 50k series 3 after 1), ` +
       'ours and prom-client taking turns in a rotating order. "plain" asks for no compression; "gzip" sends `Accept-Encoding: gzip` (only measured when ' +
       'ours compresses); "as Prometheus asks" sends Prometheus\'s own scrape headers (OpenMetrics preferred, gzip).',
     '',

@@ -63,7 +63,7 @@ function scrapeEvery(url: string, intervalMs: number): { stop: () => Promise<Fet
 }
 
 export async function scrapeLoadSection(options: RunOptions): Promise<SectionResult> {
-  const seriesTarget = options.smoke ? 300 : 20_000;
+  const seriesTarget = options.smoke ? 200 : 20_000;
   const rounds = options.smoke ? 1 : 3;
   const windowSeconds = options.smoke ? 0.5 : 5;
   const bodies = trafficBodies(options.smoke ? 4 : 40, 500, 700);
