@@ -56,6 +56,8 @@ function location(frame: CallFrame): string {
   let url = mapped.replace(`file://${ROOT}`, '');
   const modules = url.lastIndexOf('node_modules/');
   if (modules !== -1) url = url.slice(modules + 'node_modules/'.length);
+  // TypeScript run through tsx: V8's lines are those of the transformed code, not of the file.
+  if (frame.url.endsWith('.ts') && frame.url.startsWith('file://')) return url;
   return `${url}:${line + 1}`;
 }
 
