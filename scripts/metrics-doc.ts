@@ -7,6 +7,55 @@ import { fileURLToPath } from 'node:url';
 import { CATALOGUE, closedValues, DEFAULT_BUCKETS, INFO, OPEN, type LabelValues, type MetricKey, type MetricSpec } from '../src/metrics/catalogue.js';
 import { FED_BY, type Feed } from '../src/metrics/fedBy.js';
 import { DEFAULT_LABEL_CAPS } from '../src/metrics/labels.js';
+import { BOUNDS } from '../src/contract/bounds.js';
+
+/** How plugin sequence numbers become lost, late, duplicate and reset counts (src/correlate/instances.ts). */
+const SEQUENCE_SEMANTICS = [
+  '## Sequence accounting',
+  '',
+  'Each bridge-plugin instance numbers its events (`seq`, one more per event it queued) and sends them oldest first.',
+  'Per instance the sidecar keeps the highest number applied and the gaps below it that are still open:',
+  '',
+  '- a number above the highest, within `--sequence.window`: applied; the numbers skipped open a gap;',
+  '- a number inside an open gap: applied once, counted in `hermes_sidecar_events_late_total` (it is not lost);',
+  '- any other number at or below the highest: a retried duplicate, not applied, counted in `hermes_sidecar_events_duplicate_total`;',
+  '- a number more than the window away from the highest, up or down: a new epoch starts there, counted in',
+  '  `hermes_sidecar_sequence_resets_total`; nothing is counted lost or duplicate for the jump, so one bad line cannot',
+  '  add 9e15 lost events nor make later real events duplicates.',
+  '',
+  'An open gap is counted in `hermes_sidecar_events_lost_total` once it settles: at the instance\'s next heartbeat (the plugin',
+  'sends in order, so what it sent before the heartbeat has arrived), after `--sequence.reorder-seconds`, when it falls a',
+  'whole window behind, when more than 64 gaps are open (the oldest first), or when the instance is forgotten. A heartbeat\'s',
+  '`acked_seq` sets the baseline of an instance seen for the first time and moves a known one forward within the window;',
+  'further is a new epoch.',
+  '',
+];
+
+function boundsTable(): string[] {
+  const rows: [string, string][] = [
+    ['tokens (each type, per call)', `${BOUNDS.tokens}`],
+    ['durations (API, tool, turn, subagent, run; also between two sender timestamps)', `${BOUNDS.durationSeconds} s (7 days)`],
+    ['time to first chunk', `${BOUNDS.durationSeconds} s`],
+    ['memory write size_bytes', `${BOUNDS.sizeBytes} bytes (1 GiB)`],
+    ['heartbeat drop totals', `${BOUNDS.droppedTotal}`],
+    ['retry_count, max_retries', `${BOUNDS.retryCount}`],
+    ['status_code', `${BOUNDS.statusCode.min}–${BOUNDS.statusCode.max}`],
+    ['heartbeat interval_seconds', `${BOUNDS.intervalSeconds} s`],
+    ['heartbeat acked_seq', `${BOUNDS.ackedSeq}`],
+    ['observed_at', `before ${BOUNDS.observedAtEpochSeconds} (2100-01-01); else the arrival time is used`],
+  ];
+  return [
+    '## Value bounds',
+    '',
+    'A value outside its bound is treated as absent, like a value of the wrong type (the event itself still counts), and',
+    'counted in `hermes_sidecar_values_rejected_total{field}`. No sample is ever `NaN` or `±Inf` except the `+Inf` bucket bound.',
+    '',
+    '| value | bound |',
+    '|---|---|',
+    ...rows.map(([value, bound]) => `| ${value} | ${bound} |`),
+    '',
+  ];
+}
 
 const SECTIONS: [string, string][] = [
   ['agent', 'Agent metrics'],
@@ -78,7 +127,7 @@ export function renderMetricsDoc(): string {
   for (const [name, bounds] of Object.entries(DEFAULT_BUCKETS)) lines.push(`| ${code(name)} | ${bounds.join(', ')} |`);
   lines.push('', '## Label caps (cardinality guard)', '', '| label | default cap |', '|---|---|');
   for (const [label, cap] of Object.entries(DEFAULT_LABEL_CAPS)) lines.push(`| ${code(label)} | ${cap} |`);
-  lines.push('');
+  lines.push('', ...SEQUENCE_SEMANTICS, ...boundsTable());
   return lines.join('\n');
 }
 

@@ -12,8 +12,10 @@ import { createMetricsRegistry, metricsOwnedBy, type Metrics, type MetricsRegist
 import { createEventPipeline } from './correlate/assemble.js';
 import type { Dispatcher } from './correlate/dispatcher.js';
 import { Ingestor } from './ingest/ingestor.js';
-import { MemoryGuard, processMemory, type MemoryProbe } from './ingest/memory.js';
+import { InflightBudget } from './ingest/body.js';
+import { MemoryGuard, processMemory, runtimeGc, type MemoryProbe } from './ingest/memory.js';
 import { IngestQueue } from './ingest/queue.js';
+import { eventLoopSlicer, type Slicer } from './ingest/slices.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Logger } from './log.js';
 import { REVISION, VERSION } from './version.js';
@@ -26,6 +28,10 @@ export interface SidecarDeps {
   readonly defaultMetrics?: boolean;
   /** Memory usage for the memory guard (the process's own by default). */
   readonly memoryProbe?: MemoryProbe;
+  /** A full GC the memory guard requests while under pressure (the runtime's by default). */
+  readonly collectGarbage?: (() => void) | undefined;
+  /** How decoding and applying hand the event loop back between slices. */
+  readonly slicer?: Slicer;
 }
 
 export interface Sidecar {
@@ -36,6 +42,8 @@ export interface Sidecar {
   readonly webApp: Express;
   readonly queue: IngestQueue;
   readonly dispatcher: Dispatcher;
+  /** Bytes of request bodies being read or held on the ingest listener. */
+  readonly inflight: InflightBudget;
   /** Runs every TTL sweep now (the timer does this every sweep interval). */
   sweep(): void;
   /** Resolves once every accepted batch has been applied. */
@@ -67,8 +75,10 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     logger.error({ code: 'apply_failed', ...errorFields(error) }, 'applying an event failed'),
   );
   const { dispatcher } = pipeline;
-  const queue = new IngestQueue(config.ingest.queueCapacity);
-  const ingestor = new Ingestor(queue, dispatcher, metricsOwnedBy(metrics, 'ingest/ingestor'));
+  const queue = new IngestQueue({ batches: config.ingest.queueCapacity, events: config.ingest.queueMaxEvents });
+  const slicer = deps.slicer ?? eventLoopSlicer();
+  const ingestor = new Ingestor(queue, dispatcher, metricsOwnedBy(metrics, 'ingest/ingestor'), slicer);
+  const inflight = new InflightBudget(config.ingest.maxInflightBytes, metricsOwnedBy(metrics, 'ingest/body'));
   const onInternalError = (error: unknown) =>
     logger.error({ code: 'internal', ...errorFields(error) }, 'request failed');
 
@@ -76,8 +86,11 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
   const memoryGuard = new MemoryGuard({
     probe: deps.memoryProbe ?? processMemory,
     clock,
+    liveLimitBytes: config.memory.liveLimitBytes,
     rssLimitBytes: config.memory.rssLimitBytes,
     heapLimitBytes: config.memory.heapLimitBytes,
+    collectGarbage: 'collectGarbage' in deps ? deps.collectGarbage : runtimeGc(),
+    metrics: metricsOwnedBy(metrics, 'ingest/memory'),
   });
 
   const ingestOptions: IngestAppOptions = {
@@ -87,6 +100,11 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     token: config.ingest.token,
     maxBodyBytes: config.ingest.maxBodyBytes,
     maxEventsPerRequest: config.ingest.maxEventsPerRequest,
+    maxLineBytes: config.ingest.maxLineBytes,
+    maxJsonBytes: config.ingest.maxJsonBytes,
+    bodyTimeoutMs: config.ingest.bodyTimeoutSeconds * 1000,
+    inflight,
+    slicer,
     retryAfterSeconds: config.ingest.retryAfterSeconds,
     onInternalError,
     memoryGuard,
@@ -97,9 +115,13 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     registry,
     telemetryPath: config.web.telemetryPath,
     version: VERSION,
-    ready: () => ingestor.accepting,
+    ready: () => {
+      if (!ingestor.accepting) return { ready: false, reason: 'Shutting down' };
+      if (memoryGuard.overLimit()) return { ready: false, reason: 'Over the memory limit' };
+      return { ready: true, reason: 'Ready' };
+    },
     onScrapeError: (stage, error) => logger.error({ code: 'scrape_failed', stage, ...errorFields(error) }, 'scrape failed'),
-    collectors: [() => ingestor.collect(), () => pipeline.collect()],
+    collectors: [() => ingestor.collect(), () => pipeline.collect(), () => inflight.collect(), () => memoryGuard.collect()],
   });
 
   return {
@@ -110,6 +132,7 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     webApp,
     queue,
     dispatcher,
+    inflight,
     sweep: () => pipeline.sweep(),
     drained: () => ingestor.drain(),
   };

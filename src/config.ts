@@ -36,18 +36,27 @@ export const OPTIONS = [
   { flag: 'ingest.token-file', kind: 'file', default: undefined, help: 'File holding the bearer token ingest requires (or set HERMES_SIDECAR_INGEST_TOKEN).' },
   { flag: 'ingest.max-body-bytes', kind: 'positiveInt', default: 16 * 1024 * 1024, help: 'Largest request body accepted, counted after decompression (413 above).' },
   { flag: 'ingest.max-events-per-request', kind: 'positiveInt', default: 10_000, help: 'Most events (lines) in one request (413 above).' },
+  { flag: 'ingest.max-line-bytes', kind: 'positiveInt', default: 64 * 1024, help: 'Longest NDJSON line; a longer one is refused unread (line_too_large) and the other lines still count.' },
+  { flag: 'ingest.max-json-bytes', kind: 'positiveInt', default: 1024 * 1024, help: 'Largest application/json body (one document, parsed at once; 413 above). NDJSON bodies are decoded line by line instead.' },
+  { flag: 'ingest.max-inflight-bytes', kind: 'positiveInt', default: 64 * 1024 * 1024, help: 'Most bytes of request bodies read or held at once on the ingest listener; past it, 503 + Retry-After (inflight_limit).' },
+  { flag: 'ingest.body-timeout', kind: 'seconds', default: 10, help: 'Seconds a request body may take to arrive (408 after).' },
   { flag: 'ingest.queue-capacity', kind: 'positiveInt', default: 1024, help: 'Most batches waiting to be applied (429 + Retry-After above).' },
+  { flag: 'ingest.queue-max-events', kind: 'positiveInt', default: 100_000, help: 'Most events in the batches waiting to be applied (429 + Retry-After above).' },
   { flag: 'ingest.retry-after-seconds', kind: 'positiveInt', default: 1, help: 'Retry-After value sent with 429 and 503 answers.' },
   { flag: 'webhook.secret-file', kind: 'file', default: undefined, help: 'File holding the HMAC secret of Hermes outbound webhooks (or set HERMES_SIDECAR_WEBHOOK_SECRET); /v1/hooks answers 404 without one.' },
+  { flag: 'webhook.max-body-bytes', kind: 'positiveInt', default: 64 * 1024, help: 'Largest webhook delivery, on the wire and after gzip inflation (413 above); read before the signature can be checked, so small.' },
   { flag: 'webhook.dedupe-window', kind: 'positiveInt', default: 10_000, help: 'How many recent webhook delivery_ids are remembered to drop replays.' },
   { flag: 'correlator.span-ttl', kind: 'seconds', default: 3600, help: 'Seconds an open span (API attempt, tool call, turn, approval, subagent) waits for its end before it counts as orphaned.' },
   { flag: 'correlator.session-ttl', kind: 'seconds', default: 86_400, help: 'Seconds an idle session stays active.' },
   { flag: 'correlator.max-spans', kind: 'positiveInt', default: 100_000, help: 'Most open entries per correlation table (oldest evicted and counted).' },
   { flag: 'correlator.sweep-interval', kind: 'seconds', default: 10, help: 'Seconds between TTL sweeps.' },
   { flag: 'sequence.instance-ttl', kind: 'seconds', default: 3600, help: 'Seconds an idle bridge-plugin instance is remembered for sequence tracking.' },
+  { flag: 'sequence.window', kind: 'positiveInt', default: 100_000, help: 'Largest plausible jump of a plugin sequence number (or acked_seq); a larger one starts a new epoch (hermes_sidecar_sequence_resets_total).' },
+  { flag: 'sequence.reorder-seconds', kind: 'seconds', default: 30, help: 'Seconds a sequence gap waits for late events before they count as lost (a heartbeat of the instance settles it at once).' },
   { flag: 'sequence.max-instances', kind: 'positiveInt', default: 10_000, help: 'Most plugin instances remembered (least recently seen evicted and counted).' },
   { flag: 'metrics.max-series', kind: 'positiveInt', default: 10_000, help: 'Global cap on live label sets across agent metrics; new ones past it fold into overflow series (open labels as "other").' },
-  { flag: 'memory.rss-limit-bytes', kind: 'nonNegativeInt', default: 1024 * 1024 * 1024, help: 'Resident memory above which ingest answers 503 + Retry-After until it falls again (0 disables).' },
+  { flag: 'memory.limit-bytes', kind: 'nonNegativeInt', default: 512 * 1024 * 1024, help: 'Live memory (V8 heap used + Buffers) above which ingest answers 503 + Retry-After and /-/ready 503, until it is 10% below (0 disables).' },
+  { flag: 'memory.rss-limit-bytes', kind: 'nonNegativeInt', default: 0, help: 'Resident memory above which ingest answers 503 + Retry-After, while live memory is at least half of it (0 disables).' },
   { flag: 'memory.heap-limit-bytes', kind: 'nonNegativeInt', default: 0, help: 'Used V8 heap above which ingest answers 503 + Retry-After until it falls again (0 disables).' },
   { flag: 'log.level', kind: 'logLevel', default: 'info', help: 'Log level: fatal, error, warn, info, debug, trace or silent.' },
   { flag: 'config.file', kind: 'file', default: undefined, help: 'YAML file with any option above plus labels: (caps, allow-lists, rewrites), buckets: and prices: (USD per million tokens per provider/model).', inFile: false },
@@ -76,19 +85,29 @@ export interface Config {
     readonly token: string | undefined;
     readonly maxBodyBytes: number;
     readonly maxEventsPerRequest: number;
+    readonly maxLineBytes: number;
+    readonly maxJsonBytes: number;
+    readonly maxInflightBytes: number;
+    readonly bodyTimeoutSeconds: number;
     readonly queueCapacity: number;
+    readonly queueMaxEvents: number;
     readonly retryAfterSeconds: number;
   };
-  readonly webhook: { readonly secret: string | undefined; readonly dedupeWindow: number };
+  readonly webhook: { readonly secret: string | undefined; readonly dedupeWindow: number; readonly maxBodyBytes: number };
   readonly correlator: {
     readonly spanTtlSeconds: number;
     readonly sessionTtlSeconds: number;
     readonly maxSpans: number;
     readonly sweepIntervalSeconds: number;
   };
-  readonly sequence: { readonly instanceTtlSeconds: number; readonly maxInstances: number };
+  readonly sequence: {
+    readonly instanceTtlSeconds: number;
+    readonly maxInstances: number;
+    readonly window: number;
+    readonly reorderSeconds: number;
+  };
   readonly maxAgentSeries: number;
-  readonly memory: { readonly rssLimitBytes: number; readonly heapLimitBytes: number };
+  readonly memory: { readonly liveLimitBytes: number; readonly rssLimitBytes: number; readonly heapLimitBytes: number };
   readonly labels: LabelRules;
   readonly buckets: BucketSets;
   /** USD per million tokens per provider/model, for calls Hermes did not price (`prices:` in the config file). */
@@ -339,12 +358,18 @@ export function loadConfig(inputs: ConfigInputs): Config {
       token,
       maxBodyBytes: get('ingest.max-body-bytes'),
       maxEventsPerRequest: get('ingest.max-events-per-request'),
+      maxLineBytes: get('ingest.max-line-bytes'),
+      maxJsonBytes: get('ingest.max-json-bytes'),
+      maxInflightBytes: get('ingest.max-inflight-bytes'),
+      bodyTimeoutSeconds: get('ingest.body-timeout'),
       queueCapacity: get('ingest.queue-capacity'),
+      queueMaxEvents: get('ingest.queue-max-events'),
       retryAfterSeconds: get('ingest.retry-after-seconds'),
     },
     webhook: {
       secret: secret(inputs.env, SECRET_ENV.webhookSecret, get('webhook.secret-file'), readFile, 'webhook.secret-file'),
       dedupeWindow: get('webhook.dedupe-window'),
+      maxBodyBytes: get('webhook.max-body-bytes'),
     },
     correlator: {
       spanTtlSeconds: get('correlator.span-ttl'),
@@ -352,9 +377,18 @@ export function loadConfig(inputs: ConfigInputs): Config {
       maxSpans: get('correlator.max-spans'),
       sweepIntervalSeconds: get('correlator.sweep-interval'),
     },
-    sequence: { instanceTtlSeconds: get('sequence.instance-ttl'), maxInstances: get('sequence.max-instances') },
+    sequence: {
+      instanceTtlSeconds: get('sequence.instance-ttl'),
+      maxInstances: get('sequence.max-instances'),
+      window: get('sequence.window'),
+      reorderSeconds: get('sequence.reorder-seconds'),
+    },
     maxAgentSeries: get('metrics.max-series'),
-    memory: { rssLimitBytes: get('memory.rss-limit-bytes'), heapLimitBytes: get('memory.heap-limit-bytes') },
+    memory: {
+      liveLimitBytes: get('memory.limit-bytes'),
+      rssLimitBytes: get('memory.rss-limit-bytes'),
+      heapLimitBytes: get('memory.heap-limit-bytes'),
+    },
     labels: labelRules(file),
     buckets: { ...DEFAULT_BUCKETS, ...(file.buckets ?? {}) },
     prices: priceEntries(file),

@@ -9,6 +9,7 @@ export const ERRORS = {
   invalid_json: { status: 400, rejected: 'invalid_json', message: 'the request body is not JSON or NDJSON' },
   invalid_body: { status: 400, rejected: 'invalid_event', message: 'the JSON body must be an event object or an array of them' },
   invalid_encoding: { status: 400, rejected: 'invalid_json', message: 'the request body could not be decompressed' },
+  body_timeout: { status: 408, rejected: 'body_timeout', message: 'the request body did not arrive in time' },
   unauthorized: { status: 401, rejected: 'unauthorized', message: 'a valid bearer token is required' },
   signature_missing: { status: 401, rejected: 'bad_signature', message: 'the X-Hermes-Signature-256 header is missing' },
   bad_signature: { status: 403, rejected: 'bad_signature', message: 'the webhook signature does not match' },
@@ -27,6 +28,16 @@ export const ERRORS = {
     message: 'the only Content-Encoding accepted is gzip',
   },
   queue_full: { status: 429, rejected: undefined, message: 'the ingest queue is full; retry after the Retry-After delay' },
+  delivery_in_progress: {
+    status: 429,
+    rejected: undefined,
+    message: 'a delivery with this delivery_id is being applied; retry after the Retry-After delay',
+  },
+  inflight_limit: {
+    status: 503,
+    rejected: 'inflight_limit',
+    message: 'too many request bytes are being read; retry after the Retry-After delay',
+  },
   memory_limit: {
     status: 503,
     rejected: 'memory_limit',

@@ -10,6 +10,7 @@ import { ConfigError, helpText, loadConfig } from './config.js';
 import { createWebServer, listenOn } from './web/server.js';
 import { createLogger } from './log.js';
 import { VERSION, versionText } from './version.js';
+import { metricsOwnedBy } from './metrics/registry.js';
 
 const CLOSE_GRACE_MS = 2000;
 
@@ -18,7 +19,11 @@ async function runSidecar(argv: readonly string[]): Promise<void> {
   const logger = createLogger(config.logLevel);
   const sidecar = createSidecar(config, { logger });
 
-  const webServer = await createWebServer(sidecar.webApp, { configFile: config.web.configFile, logger });
+  const webServer = await createWebServer(sidecar.webApp, {
+    configFile: config.web.configFile,
+    logger,
+    metrics: metricsOwnedBy(sidecar.metrics, 'web/server'),
+  });
   const web = await listenOn(webServer.server, config.web.listen);
   const ingest = await listen(sidecar.ingestApp, config.ingest.listen);
   const sweeper = setInterval(() => sidecar.sweep(), config.correlator.sweepIntervalSeconds * 1000);

@@ -20,9 +20,16 @@ describe('defaults', () => {
       token: undefined,
       maxBodyBytes: 16 * 1024 * 1024,
       maxEventsPerRequest: 10_000,
+      maxLineBytes: 64 * 1024,
+      maxJsonBytes: 1024 * 1024,
+      maxInflightBytes: 64 * 1024 * 1024,
+      bodyTimeoutSeconds: 10,
       queueCapacity: 1024,
+      queueMaxEvents: 100_000,
       retryAfterSeconds: 1,
     });
+    expect(config.memory).toEqual({ liveLimitBytes: 512 * 1024 * 1024, rssLimitBytes: 0, heapLimitBytes: 0 });
+    expect(config.sequence).toEqual({ instanceTtlSeconds: 3600, maxInstances: 10_000, window: 100_000, reorderSeconds: 30 });
     expect(config.labels.model).toEqual({ cap: 256 });
     expect(config.buckets).toEqual(DEFAULT_BUCKETS);
     expect(Object.isFrozen(config.ingest)).toBe(true);

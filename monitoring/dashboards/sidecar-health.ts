@@ -121,12 +121,15 @@ const delivery = (q: Promql): RowSpec => ({
     }),
     timeseries({
       title: 'Lost and duplicate events',
-      description: 'Lost: gaps in plugin sequence numbers (events that left Hermes and never arrived). Duplicate: retried batches, applied once.',
+      description:
+        'Lost: settled gaps in plugin sequence numbers (events that left Hermes and never arrived). Late: events that filled a gap before it settled (applied once). Duplicate: retried batches, applied once. Resets: sequence jumps past the window (a new epoch, nothing counted lost).',
       unit: 'cps',
       min: 0,
       queries: [
         { expr: sumBy([], q.rateOf('hermes_sidecar_events_lost_total')), legend: 'lost' },
+        { expr: sumBy([], q.rateOf('hermes_sidecar_events_late_total')), legend: 'late' },
         { expr: sumBy([], q.rateOf('hermes_sidecar_events_duplicate_total')), legend: 'duplicate' },
+        { expr: sumBy([], q.rateOf('hermes_sidecar_sequence_resets_total')), legend: 'sequence resets' },
       ],
     }),
     timeseries({
@@ -226,12 +229,41 @@ const ingest = (q: Promql): RowSpec => ({
     }),
     timeseries({
       title: 'Queue depth and capacity',
-      description: 'Batches waiting in the ingest queue against the configured bound, per sidecar.',
+      description: 'Batches waiting in the ingest queue or being applied against the configured bound, per sidecar.',
       unit: 'short',
       min: 0,
       queries: [
         { expr: q.selected('hermes_sidecar_queue_depth'), legend: 'depth {{instance}}' },
         { expr: q.selected('hermes_sidecar_queue_capacity'), legend: 'capacity {{instance}}' },
+      ],
+    }),
+    timeseries({
+      title: 'Queued events and capacity',
+      description: 'Events in the queued batches against the bound in events (--ingest.queue-max-events), per sidecar; past either bound ingest answers 429.',
+      unit: 'short',
+      min: 0,
+      queries: [
+        { expr: q.selected('hermes_sidecar_queue_events'), legend: 'events {{instance}}' },
+        { expr: q.selected('hermes_sidecar_queue_events_capacity'), legend: 'capacity {{instance}}' },
+      ],
+    }),
+    timeseries({
+      title: 'Body bytes in flight',
+      description: 'Bytes of request bodies being read or held on the ingest listener; at --ingest.max-inflight-bytes new bodies are refused with 503 (inflight_limit).',
+      unit: 'bytes',
+      min: 0,
+      queries: [{ expr: q.selected('hermes_sidecar_ingest_inflight_bytes'), legend: '{{instance}}' }],
+    }),
+    timeseries({
+      title: 'Values and keys refused at the edge',
+      description:
+        'Per second: event values outside their plausible bounds (treated as absent) by field, heartbeat drop keys folded into "other", and web requests refused by basic auth by reason.',
+      unit: 'cps',
+      min: 0,
+      queries: [
+        { expr: sumBy(['field'], q.rateOf('hermes_sidecar_values_rejected_total')), legend: 'value {{field}}' },
+        { expr: sumBy(['key'], q.rateOf('hermes_sidecar_heartbeat_keys_folded_total')), legend: 'heartbeat {{key}} folded' },
+        { expr: sumBy(['reason'], q.rateOf('hermes_sidecar_web_auth_failures_total')), legend: 'web auth {{reason}}' },
       ],
     }),
     timeseries({
@@ -256,13 +288,21 @@ const processRow = (q: Promql): RowSpec => ({
     }),
     timeseries({
       title: 'Memory',
-      description: 'Resident memory and V8 heap used.',
+      description: 'Resident memory, V8 heap used, and the live memory (heap + Buffers) the memory guard compares with --memory.limit-bytes.',
       unit: 'bytes',
       min: 0,
       queries: [
         { expr: q.selected('process_resident_memory_bytes'), legend: 'resident {{instance}}' },
         { expr: q.selected('nodejs_heap_size_used_bytes'), legend: 'heap used {{instance}}' },
+        { expr: q.selected('hermes_sidecar_memory_live_bytes'), legend: 'live (guard) {{instance}}' },
       ],
+    }),
+    timeseries({
+      title: 'Memory pressure',
+      description: '1 while the memory guard refuses ingest (503) and /-/ready answers 503; it ends once live memory is 10% under the limit.',
+      unit: 'none',
+      min: 0,
+      queries: [{ expr: q.selected('hermes_sidecar_memory_pressure'), legend: '{{instance}}' }],
     }),
     timeseries({
       title: 'Event-loop lag p99',

@@ -11,7 +11,7 @@ export type BodyFormat = 'ndjson' | 'json';
 
 export interface LineError {
   readonly index: number;
-  readonly reason: LineRejection | 'invalid_json';
+  readonly reason: LineRejection | 'invalid_json' | 'line_too_large';
 }
 
 export interface DecodedBody {
@@ -25,7 +25,18 @@ export interface DecodeOptions {
   readonly format: BodyFormat;
   readonly maxEvents: number;
   readonly arrivedAt: number;
+  /** A longer NDJSON line is refused unread (`line_too_large`): a real event is a few KiB. */
+  readonly maxLineBytes?: number;
+  /** A JSON body is one document, parsed in one go: it is bounded on its own. */
+  readonly maxJsonBytes?: number;
 }
+
+/** Defaults of --ingest.max-line-bytes and --ingest.max-json-bytes. */
+export const DEFAULT_MAX_LINE_BYTES = 64 * 1024;
+export const DEFAULT_MAX_JSON_BYTES = 1024 * 1024;
+
+/** Lines (read or skipped) between two points where the decoder may pause. */
+export const LINES_PER_STEP = 64;
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   try {
@@ -58,37 +69,45 @@ function isBlank(body: Buffer, start: number, end: number): boolean {
   return true;
 }
 
-/** [start, end) of each non-blank line, found on the bytes (UTF-8 never hides 0x0a inside a character). */
-function lineRanges(body: Buffer): [number, number, number][] {
-  const ranges: [number, number, number][] = [];
+/**
+ * NDJSON, one line at a time, pausing (yield) every LINES_PER_STEP lines, blank ones included,
+ * so a body of millions of tiny or empty lines never holds the event loop.
+ */
+function* decodeNdjson(body: Buffer, options: DecodeOptions): Generator<void, DecodedBody> {
+  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  const decoded: { events: ObserverEvent[]; errors: LineError[]; lines: number } = { events: [], errors: [], lines: 0 };
+  let unparseable = 0;
   let start = 0;
   for (let index = 0; start <= body.length; index += 1) {
+    if (index % LINES_PER_STEP === LINES_PER_STEP - 1) yield;
     let end = body.indexOf(0x0a, start);
     if (end === -1) end = body.length;
-    if (!isBlank(body, start, end)) ranges.push([index, start, end]);
+    const lineStart = start;
     start = end + 1;
-  }
-  return ranges;
-}
-
-function decodeNdjson(body: Buffer, options: DecodeOptions): DecodedBody {
-  const ranges = lineRanges(body);
-  const count = ranges.length;
-  if (count === 0) throw new SidecarError('empty_body');
-  if (count > options.maxEvents) throw new SidecarError('too_many_events');
-  const decoded: DecodedBody = { events: [], errors: [], lines: count };
-  for (const [index, start, end] of ranges) {
+    // Length first: an over-long line is never scanned, let alone parsed.
+    if (end - lineStart > maxLineBytes) {
+      decoded.lines += 1;
+      if (decoded.lines > options.maxEvents) throw new SidecarError('too_many_events');
+      decoded.errors.push({ index, reason: 'line_too_large' });
+      continue;
+    }
+    if (isBlank(body, lineStart, end)) continue;
+    decoded.lines += 1;
+    if (decoded.lines > options.maxEvents) throw new SidecarError('too_many_events');
     // Decoding each line from its own bytes is about twice as fast as splitting one body string
     // (JSON.parse then works on flat strings; bench/RESULTS.md, section 1).
-    const parsed = parseJson(body.toString('utf8', start, end));
+    const parsed = parseJson(body.toString('utf8', lineStart, end));
+    if (!parsed.ok) unparseable += 1;
     collectItem(decoded, index, parsed.ok ? parsed.value : UNPARSEABLE, options);
   }
-  const unparseable = decoded.errors.filter((error) => error.reason === 'invalid_json').length;
-  if (unparseable === count) throw new SidecarError('invalid_json');
+  if (decoded.lines === 0) throw new SidecarError('empty_body');
+  if (unparseable === decoded.lines) throw new SidecarError('invalid_json');
   return decoded;
 }
 
-function decodeJson(text: string, options: DecodeOptions): DecodedBody {
+function* decodeJson(body: Buffer, options: DecodeOptions): Generator<void, DecodedBody> {
+  if (body.length > (options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES)) throw new SidecarError('too_large');
+  const text = body.toString('utf8');
   if (text.trim() === '') throw new SidecarError('empty_body');
   const parsed = parseJson(text);
   if (!parsed.ok) throw new SidecarError('invalid_json');
@@ -97,7 +116,10 @@ function decodeJson(text: string, options: DecodeOptions): DecodedBody {
     if (value.length === 0) throw new SidecarError('empty_body');
     if (value.length > options.maxEvents) throw new SidecarError('too_many_events');
     const decoded: DecodedBody = { events: [], errors: [], lines: value.length };
-    value.forEach((item: unknown, index) => collectItem(decoded, index, item, options));
+    for (let index = 0; index < value.length; index += 1) {
+      if (index % LINES_PER_STEP === LINES_PER_STEP - 1) yield;
+      collectItem(decoded, index, value[index], options);
+    }
     return decoded;
   }
   if (typeof value !== 'object' || value === null) throw new SidecarError('invalid_body');
@@ -106,6 +128,37 @@ function decodeJson(text: string, options: DecodeOptions): DecodedBody {
   return decoded;
 }
 
+/** The decoding steps: each `next()` does a bounded amount of work. */
+export function decodeSteps(body: Buffer, options: DecodeOptions): Generator<void, DecodedBody> {
+  return options.format === 'ndjson' ? decodeNdjson(body, options) : decodeJson(body, options);
+}
+
+/** Decodes in one go (tests, benchmarks, files). */
 export function decodeBody(body: Buffer, options: DecodeOptions): DecodedBody {
-  return options.format === 'ndjson' ? decodeNdjson(body, options) : decodeJson(body.toString('utf8'), options);
+  const steps = decodeSteps(body, options);
+  for (;;) {
+    const step = steps.next();
+    if (step.done === true) return step.value;
+  }
+}
+
+/**
+ * Decodes in slices of at most `sliceMs` of work, handing the event loop back between them
+ * (`pause`), so scrapes and other requests are answered while a large body is decoded.
+ */
+export async function decodeBodyInSlices(
+  body: Buffer,
+  options: DecodeOptions,
+  slicer: { readonly sliceMs: number; readonly now: () => number; readonly pause: () => Promise<void> },
+): Promise<DecodedBody> {
+  const steps = decodeSteps(body, options);
+  let sliceStart = slicer.now();
+  for (;;) {
+    const step = steps.next();
+    if (step.done === true) return step.value;
+    if (slicer.now() - sliceStart >= slicer.sliceMs) {
+      await slicer.pause();
+      sliceStart = slicer.now();
+    }
+  }
 }

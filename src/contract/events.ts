@@ -19,6 +19,7 @@ import {
   type Fields,
 } from './fields.js';
 import type { ValueOf } from '../metrics/catalogue.js';
+import type { BoundedField } from './bounds.js';
 
 export type ApiKind = 'main' | 'auxiliary';
 /** Which route and shape brought an event: a plugin line, an envelope, flat kwargs, a webhook delivery. */
@@ -151,6 +152,8 @@ export interface ObserverEvent {
   readonly instance?: string | undefined;
   readonly seq?: number | undefined;
   readonly data: EventData;
+  /** Values dropped for being outside their bounds (bounds.ts), by field; counted at ingest. */
+  readonly rejectedValues: readonly BoundedField[];
 }
 
 /** Anything present and non-empty: the envelope's `error` means failure whatever its type. */

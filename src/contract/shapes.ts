@@ -9,7 +9,8 @@
  * The same logical event in any shape yields the same ObserverEvent (observedAt aside, which
  * falls back to the arrival time when the sender did not stamp it).
  */
-import { readEventData, type ObserverEvent } from './events.js';
+import { boundedObservedAt, readBoundedEventData, type BoundedField } from './bounds.js';
+import type { ObserverEvent } from './events.js';
 import { withErrorClass } from './errorClass.js';
 import { isRecord, type Fields } from './fields.js';
 import type { ValueOf } from '../metrics/catalogue.js';
@@ -42,9 +43,9 @@ function sequenceMeta(line: Fields): { instance?: string; seq?: number } | null 
   return { instance, seq };
 }
 
-function observedAt(line: Fields, arrivedAt: number): number {
+function observedAt(line: Fields, arrivedAt: number): { at: number; rejected: boolean } {
   const stamped = line.observed_at;
-  return typeof stamped === 'number' && Number.isFinite(stamped) && stamped > 0 ? stamped : arrivedAt;
+  return boundedObservedAt(typeof stamped === 'number' && Number.isFinite(stamped) && stamped > 0 ? stamped : undefined, arrivedAt);
 }
 
 /** Flat kwargs: everything but the name keys is the payload. */
@@ -66,16 +67,12 @@ export function normalizeLine(line: unknown, arrivedAt: number): ShapeResult {
   const fields = withErrorClass(name, envelope ? (line.data as Fields) : flatFields(line));
   // The bridge plugin stamps every line with its instance; anything else was posted by another client.
   const source = meta.instance !== undefined ? 'plugin' : envelope ? 'envelope' : 'flat';
+  const observed = observedAt(line, arrivedAt);
+  const { data, rejected } = readBoundedEventData(name, fields);
+  const rejectedValues: readonly BoundedField[] = observed.rejected ? [...rejected, 'observed_at'] : rejected;
   return {
     ok: true,
     // Every event has the same properties (instance and seq possibly undefined): one object shape.
-    event: {
-      name,
-      source,
-      observedAt: observedAt(line, arrivedAt),
-      instance: meta.instance,
-      seq: meta.seq,
-      data: readEventData(name, fields),
-    },
+    event: { name, source, observedAt: observed.at, instance: meta.instance, seq: meta.seq, data, rejectedValues },
   };
 }

@@ -4,7 +4,9 @@
  * mapped into the same ObserverEvent as a plugin line of that hook. `tool_input` (arguments),
  * `cwd` and `profile` are never read.
  */
-import { readEventData, type ObserverEvent } from './events.js';
+import { createHash } from 'node:crypto';
+import { boundedObservedAt, readBoundedEventData, type BoundedField } from './bounds.js';
+import type { ObserverEvent } from './events.js';
 import { isRecord, record, str, type Fields } from './fields.js';
 import { withErrorClass } from './errorClass.js';
 
@@ -15,10 +17,25 @@ export interface WebhookDelivery {
 
 const MAX_NAME_LENGTH = 128;
 
-function deliveredAt(body: Fields, arrivedAt: number): number {
+function deliveredAt(body: Fields, arrivedAt: number): { at: number; rejected: boolean } {
   const timestamp = str(body, 'timestamp');
   const parsed = timestamp === undefined ? Number.NaN : Date.parse(timestamp);
-  return Number.isFinite(parsed) && parsed > 0 ? parsed / 1000 : arrivedAt;
+  return boundedObservedAt(Number.isFinite(parsed) && parsed > 0 ? parsed / 1000 : undefined, arrivedAt);
+}
+
+/** Ids longer than this are remembered by their digest: the dedupe window's memory stays bounded. */
+const MAX_ID_LENGTH = 128;
+
+/**
+ * The delivery id as a string whatever JSON type it came as: a number and its decimal string
+ * are the same delivery. Objects, arrays, booleans and empty strings are no id.
+ */
+export function normalizeDeliveryId(value: unknown): string | undefined {
+  let text: string | undefined;
+  if (typeof value === 'string') text = value.trim();
+  else if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
+  if (text === undefined || text === '') return undefined;
+  return text.length <= MAX_ID_LENGTH ? text : `sha256:${createHash('sha256').update(text).digest('hex')}`;
 }
 
 /** The delivery as an event, or undefined when it is not a webhook delivery at all. */
@@ -32,9 +49,11 @@ export function readWebhookDelivery(body: unknown, arrivedAt: number): WebhookDe
     ...(body.tool_name === undefined || body.tool_name === null ? {} : { tool_name: body.tool_name }),
     ...(body.session_id === undefined || body.session_id === null ? {} : { session_id: body.session_id }),
   };
-
+  const observed = deliveredAt(body, arrivedAt);
+  const { data, rejected } = readBoundedEventData(name, withErrorClass(name, fields));
+  const rejectedValues: readonly BoundedField[] = observed.rejected ? [...rejected, 'observed_at'] : rejected;
   return {
-    deliveryId: str(body, 'delivery_id'),
-    event: { name, source: 'webhook', observedAt: deliveredAt(body, arrivedAt), data: readEventData(name, withErrorClass(name, fields)) },
+    deliveryId: normalizeDeliveryId(body.delivery_id),
+    event: { name, source: 'webhook', observedAt: observed.at, instance: undefined, seq: undefined, data, rejectedValues },
   };
 }

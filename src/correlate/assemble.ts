@@ -28,7 +28,12 @@ export interface EventPipeline {
 export interface EventPipelineSettings {
   readonly labels: LabelRules;
   readonly correlator: { readonly spanTtlSeconds: number; readonly sessionTtlSeconds: number; readonly maxSpans: number };
-  readonly sequence: { readonly instanceTtlSeconds: number; readonly maxInstances: number };
+  readonly sequence: {
+    readonly instanceTtlSeconds: number;
+    readonly maxInstances: number;
+    readonly window?: number;
+    readonly reorderSeconds?: number;
+  };
   /** The config file's price table (USD per million tokens per provider/model). */
   readonly prices?: readonly PriceEntry[];
 }
@@ -41,13 +46,21 @@ export function createEventPipeline(
 ): EventPipeline {
   const sweepables: Sweepable[] = [];
   // The state tables (sessions, plugin instances) evict their oldest entry when full; counted here, once.
-  const { stateEvictions } = metricsOwnedBy(metrics, 'correlate/assemble');
+  const { stateEvictions, valuesRejected } = metricsOwnedBy(metrics, 'correlate/assemble');
   const evicted = (table: ValueOf<'state_table'>): void => stateEvictions.inc({ table });
+  // Values out of their bounds: found while reading an event (its rejectedValues) or while
+  // computing a duration from two of its timestamps; counted here, once.
+  const valueRejected = (field: ValueOf<'bounded_field'>): void => valuesRejected.inc({ field });
   const instances = new PluginInstances({
     clock,
     ttlSeconds: config.sequence.instanceTtlSeconds,
     maxInstances: config.sequence.maxInstances,
+    windowSize: config.sequence.window,
+    reorderSeconds: config.sequence.reorderSeconds,
     onEvict: () => evicted('plugin_instances'),
+    onLost: (events) => recorders.delivery.lost(events),
+    onReset: () => recorders.delivery.sequenceReset(),
+    onFolded: (key) => recorders.delivery.folded(key),
   });
   const recorders = createRecorders(
     {
@@ -59,6 +72,7 @@ export function createEventPipeline(
       track: (table) => sweepables.push(table),
       spanMetrics: metricsOwnedBy(metrics, 'correlate/recorders/context'),
       evicted,
+      valueRejected,
     },
     metrics,
     () => instances.liveness(),
@@ -66,13 +80,14 @@ export function createEventPipeline(
   sweepables.push(instances);
   const gauges = collectables(recorders);
   return {
-    dispatcher: new Dispatcher(recorders, instances, metricsOwnedBy(metrics, 'correlate/dispatcher'), clock, onApplyError),
+    dispatcher: new Dispatcher(recorders, instances, metricsOwnedBy(metrics, 'correlate/dispatcher'), clock, onApplyError, valueRejected),
     instances,
     delivery: recorders.delivery,
     sweep: () => {
       for (const table of sweepables) table.sweep();
     },
     collect: () => {
+      instances.settleExpired();
       for (const recorder of gauges) recorder.collect();
     },
   };

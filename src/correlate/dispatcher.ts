@@ -1,7 +1,8 @@
 /**
- * Applies normalized events in order: sequence check first (each `seq` once, gaps counted as
- * lost), then a closed switch on the event type calls one recorder per family.
+ * Applies normalized events in order: sequence check first (each `seq` once; see instances.ts
+ * for gaps, late events and epochs), then a closed switch on the event type calls one recorder per family.
  */
+import type { BoundedField } from '../contract/bounds.js';
 import type { EventData, ObserverEvent } from '../contract/events.js';
 import { ignoredEventLabel } from '../contract/hooks.js';
 import type { Recorders } from './recorders/index.js';
@@ -21,6 +22,8 @@ export class Dispatcher {
     private readonly metrics: OwnedMetrics<'correlate/dispatcher'>,
     private readonly wallClock: Clock,
     private readonly onApplyError: (error: unknown) => void,
+    /** Counts a value dropped for being out of its bound (contract/bounds.ts). */
+    private readonly valueRejected: (field: BoundedField) => void = () => undefined,
   ) {}
 
   /** Applies a batch; returns how many events failed to apply (the caller counts them as dropped). */
@@ -46,6 +49,7 @@ export class Dispatcher {
   }
 
   apply(event: ObserverEvent): void {
+    for (const field of event.rejectedValues) this.valueRejected(field);
     if (event.instance !== undefined && !this.admit(event.instance, event.seq)) return;
     if (event.data.type === 'plugin_heartbeat') this.heartbeats += 1;
     else this.applied += 1;
@@ -58,10 +62,19 @@ export class Dispatcher {
       this.instances.seen(instance);
       return true;
     }
-    const verdict = this.instances.sequence(instance, seq);
-    this.recorders.delivery.lost(verdict.lost);
-    if (!verdict.apply) this.recorders.delivery.duplicate();
-    return verdict.apply;
+    switch (this.instances.sequence(instance, seq)) {
+      case 'apply':
+        return true;
+      case 'late':
+        this.recorders.delivery.late();
+        return true;
+      case 'reset':
+        // Counted by the instances table (onReset), which also counts acked_seq resets.
+        return true;
+      case 'duplicate':
+        this.recorders.delivery.duplicate();
+        return false;
+    }
   }
 
   private record(data: EventData, event: ObserverEvent): void {

@@ -2,14 +2,16 @@
  * What every ingest route shares: the options a route is built from, the checks run before a
  * body is read, body reading, and the submission that answers 202 once a batch is applied.
  */
-import express, { type Request, type RequestHandler, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Clock } from '../clock.js';
-import type { BodyFormat, DecodedBody } from '../contract/decode.js';
+import { decodeBodyInSlices, type BodyFormat, type DecodedBody, type DecodeOptions } from '../contract/decode.js';
 import { SidecarError } from '../errors.js';
 import type { OwnedMetrics } from '../metrics/registry.js';
+import { readBody, withoutBom, type BodyLimits, type InflightBudget } from './body.js';
 import type { Rejections } from './errors.js';
 import type { Ingestor } from './ingestor.js';
 import type { MemoryGuard } from './memory.js';
+import type { Slicer } from './slices.js';
 
 export const EVENTS_ROUTE = '/v1/events';
 export const HOOKS_ROUTE = '/v1/hooks';
@@ -31,6 +33,13 @@ export interface IngestRouteOptions {
   readonly wallClock: Clock;
   readonly maxBodyBytes: number;
   readonly maxEventsPerRequest: number;
+  readonly maxLineBytes: number;
+  readonly maxJsonBytes: number;
+  readonly bodyTimeoutMs: number;
+  /** Bytes of bodies being read or held on this listener. */
+  readonly inflight: InflightBudget;
+  /** How decoding hands the event loop back between slices. */
+  readonly slicer: Slicer;
   readonly memoryGuard?: MemoryGuard;
 }
 
@@ -39,9 +48,31 @@ export function bodyFormat(request: Request): BodyFormat | undefined {
   return type === undefined ? undefined : MEDIA_TYPES[type];
 }
 
-/** Reads the raw body, inflating gzip, and refuses it past the limit counted after decompression. */
-export function rawBody(maxBodyBytes: number): RequestHandler {
-  return express.raw({ type: () => true, limit: maxBodyBytes, inflate: true });
+/**
+ * Reads the body (body.ts: counted while streaming, on the wire and after gzip inflation, held
+ * against the listener's in-flight budget) into `request.body`.
+ */
+export function rawBody(options: IngestRouteOptions, maxBytes: number): RequestHandler {
+  const limits: BodyLimits = { maxWireBytes: maxBytes, maxInflatedBytes: maxBytes, timeoutMs: options.bodyTimeoutMs };
+  return async (request, response, next) => {
+    request.body = await readBody(request, response, limits, options.inflight);
+    next();
+  };
+}
+
+/** The body read by rawBody. */
+export const bodyOf = (request: Request): Buffer => (Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0));
+
+/** Decodes a body in slices that yield to the event loop (decode.ts), without its BOM. */
+export function decodeRequestBody(options: IngestRouteOptions, body: Buffer, format: BodyFormat): Promise<DecodedBody> {
+  const settings: DecodeOptions = {
+    format,
+    maxEvents: options.maxEventsPerRequest,
+    maxLineBytes: options.maxLineBytes,
+    maxJsonBytes: options.maxJsonBytes,
+    arrivedAt: options.wallClock(),
+  };
+  return decodeBodyInSlices(withoutBom(body), settings, options.slicer);
 }
 
 

@@ -12,7 +12,9 @@ import { VALUES } from '../metrics/catalogue.js';
 import { closedLabel } from '../metrics/labels.js';
 import { metricsOwnedBy, type Metrics, type OwnedMetrics } from '../metrics/registry.js';
 import type { Ingestor } from './ingestor.js';
+import type { InflightBudget } from './body.js';
 import type { MemoryGuard } from './memory.js';
+import type { Slicer } from './slices.js';
 import { EVENTS_ROUTE, HOOKS_ROUTE, type IngestRouteOptions } from './admission.js';
 import { errorHandler, Rejections } from './errors.js';
 import { eventsRouter } from './events.js';
@@ -26,6 +28,11 @@ export interface IngestAppOptions {
   readonly token: string | undefined;
   readonly maxBodyBytes: number;
   readonly maxEventsPerRequest: number;
+  readonly maxLineBytes: number;
+  readonly maxJsonBytes: number;
+  readonly bodyTimeoutMs: number;
+  readonly inflight: InflightBudget;
+  readonly slicer: Slicer;
   readonly memoryGuard?: MemoryGuard;
   readonly retryAfterSeconds: number;
   readonly onInternalError: (error: unknown) => void;
@@ -56,6 +63,11 @@ export function createIngestApp(options: IngestAppOptions): Express {
     wallClock: options.wallClock,
     maxBodyBytes: options.maxBodyBytes,
     maxEventsPerRequest: options.maxEventsPerRequest,
+    maxLineBytes: options.maxLineBytes,
+    maxJsonBytes: options.maxJsonBytes,
+    bodyTimeoutMs: options.bodyTimeoutMs,
+    inflight: options.inflight,
+    slicer: options.slicer,
     memoryGuard: options.memoryGuard,
   };
   app.use(countRequests(metricsOwnedBy(options.metrics, 'ingest/app')));

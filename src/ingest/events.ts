@@ -1,9 +1,10 @@
 /** POST /v1/events: plugin lines, envelopes and flat kwargs as NDJSON or JSON, optionally gzip. */
 import { Router, type RequestHandler } from 'express';
-import { decodeBody } from '../contract/decode.js';
 import {
   admissionChecks,
   bodyFormat,
+  bodyOf,
+  decodeRequestBody,
   EVENTS_ROUTE,
   rawBody,
   requireMediaType,
@@ -19,12 +20,7 @@ export interface EventsRouteOptions extends IngestRouteOptions {
 function eventsHandler(options: EventsRouteOptions): RequestHandler {
   return async (request, response) => {
     const format = bodyFormat(request) ?? 'ndjson';
-    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    const decoded = decodeBody(body, {
-      format,
-      maxEvents: options.maxEventsPerRequest,
-      arrivedAt: options.wallClock(),
-    });
+    const decoded = await decodeRequestBody(options, bodyOf(request), format);
     await submitDecoded(options, decoded, response);
   };
 }
@@ -36,7 +32,7 @@ export function eventsRouter(options: EventsRouteOptions): Router {
     requireBearerToken(options.token),
     ...admissionChecks(options),
     requireMediaType(),
-    rawBody(options.maxBodyBytes),
+    rawBody(options, options.maxBodyBytes),
     eventsHandler(options),
   );
   return router;

@@ -1,15 +1,27 @@
 /**
  * POST /v1/hooks: Hermes outbound webhooks, no plugin needed. The HMAC-SHA256 of the raw body
- * (`X-Hermes-Signature-256: sha256=<hex>`) is verified in constant time before anything is read;
- * a delivery_id seen within the dedupe window is acknowledged and not applied again.
+ * (`X-Hermes-Signature-256: sha256=<hex>`) is verified in constant time before the body is
+ * parsed. The body is read before anyone is authenticated (the signature covers it), so it has
+ * a small limit of its own (`--webhook.max-body-bytes`, on the wire and after inflation).
+ * A delivery_id applied within the dedupe window is acknowledged and not applied again; an id is
+ * recorded only once its delivery was applied, so a refused delivery is applied when retried.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Router, type RequestHandler } from 'express';
 import type { DecodedBody } from '../contract/decode.js';
-import { readWebhookDelivery } from '../contract/webhook.js';
+import { normalizeDeliveryId, readWebhookDelivery } from '../contract/webhook.js';
 import { SidecarError } from '../errors.js';
+import { withoutBom } from './body.js';
 import { RecentIds } from './recent.js';
-import { admissionChecks, HOOKS_ROUTE, rawBody, requireJson, submitDecoded, type IngestRouteOptions } from './admission.js';
+import {
+  admissionChecks,
+  bodyOf,
+  HOOKS_ROUTE,
+  rawBody,
+  requireJson,
+  submitDecoded,
+  type IngestRouteOptions,
+} from './admission.js';
 
 const SIGNATURE = /^sha256=([0-9a-f]{64})$/i;
 
@@ -24,14 +36,13 @@ function verifySignature(secret: string): RequestHandler {
   return (request, _response, next) => {
     const header = request.get('x-hermes-signature-256');
     if (header === undefined) return next(new SidecarError('signature_missing'));
-    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    next(signatureMatches(body, header, secret) ? undefined : new SidecarError('bad_signature'));
+    next(signatureMatches(bodyOf(request), header, secret) ? undefined : new SidecarError('bad_signature'));
   };
 }
 
 function parseJson(body: Buffer): unknown {
   try {
-    return JSON.parse(body.toString('utf8')) as unknown;
+    return JSON.parse(withoutBom(body).toString('utf8')) as unknown;
   } catch {
     throw new SidecarError('invalid_json');
   }
@@ -39,24 +50,35 @@ function parseJson(body: Buffer): unknown {
 
 function deliveryHandler(options: IngestRouteOptions, hooks: HooksRouteOptions, recent: RecentIds): RequestHandler {
   return async (request, response) => {
-    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const body = bodyOf(request);
     if (body.length === 0) throw new SidecarError('empty_body');
     const delivery = readWebhookDelivery(parseJson(body), options.wallClock());
     if (delivery === undefined) throw new SidecarError('invalid_body');
-    const deliveryId = delivery.deliveryId ?? request.get('x-hermes-delivery');
-    if (deliveryId !== undefined && !recent.add(deliveryId)) {
+    const decoded: DecodedBody = { events: [delivery.event], errors: [], lines: 1 };
+    const deliveryId = delivery.deliveryId ?? normalizeDeliveryId(request.get('x-hermes-delivery'));
+    if (deliveryId === undefined) return submitDecoded(options, decoded, response);
+    const claim = recent.claim(deliveryId);
+    if (claim === 'in_progress') throw new SidecarError('delivery_in_progress');
+    if (claim === 'duplicate') {
       hooks.onDuplicate();
       response.status(202).json({ accepted: 0, rejected: 0, errors: [], duplicate: true });
       return;
     }
-    const decoded: DecodedBody = { events: [delivery.event], errors: [], lines: 1 };
-    await submitDecoded(options, decoded, response);
+    try {
+      await submitDecoded(options, decoded, response);
+    } catch (error) {
+      recent.release(deliveryId);
+      throw error;
+    }
+    recent.commit(deliveryId);
   };
 }
 
 export interface HooksRouteOptions {
   readonly secret: string | undefined;
   readonly dedupeWindow: number;
+  /** Largest delivery body, on the wire and after inflation (read before authentication). */
+  readonly maxBodyBytes: number;
   /** Counts a delivery already applied (with the plugin's duplicate lines, by their owner). */
   readonly onDuplicate: () => void;
 }
@@ -74,7 +96,7 @@ export function hooksRouter(options: IngestRouteOptions, hooks: HooksRouteOption
     HOOKS_ROUTE,
     ...admissionChecks(options),
     requireJson(),
-    rawBody(options.maxBodyBytes),
+    rawBody(options, hooks.maxBodyBytes),
     verifySignature(secret),
     deliveryHandler(options, hooks, recent),
   );

@@ -1,13 +1,15 @@
 /**
  * The door between the HTTP routes and the queue: refuses work when the queue is full or the
- * sidecar is shutting down, and otherwise queues the batch. It owns the accounting of events past
- * decoding: received (by source and name), dropped (refused, or failed to apply) and the queue gauges.
+ * sidecar is shutting down, and otherwise queues the batch for the queue's worker, which applies
+ * it in slices. It owns the accounting of events past decoding: received (by source and name),
+ * dropped (refused, or failed to apply) and the queue gauges.
  */
 import type { ObserverEvent } from '../contract/events.js';
 import { eventLabel } from '../contract/hooks.js';
 import type { OwnedMetrics } from '../metrics/registry.js';
 import type { Dispatcher } from '../correlate/dispatcher.js';
 import type { IngestQueue } from './queue.js';
+import { applyInSlices, eventLoopSlicer, type Slicer } from './slices.js';
 
 export type Refusal = 'queue_full' | 'shutting_down';
 
@@ -23,8 +25,10 @@ export class Ingestor {
     private readonly queue: IngestQueue,
     private readonly dispatcher: Dispatcher,
     private readonly metrics: OwnedMetrics<'ingest/ingestor'>,
+    private readonly slicer: Slicer = eventLoopSlicer(),
   ) {
-    metrics.queueCapacity.set({}, queue.capacity);
+    metrics.queueCapacity.set({}, queue.capacity.batches);
+    metrics.queueEventsCapacity.set({}, queue.capacity.events);
   }
 
   get accepting(): boolean {
@@ -34,7 +38,9 @@ export class Ingestor {
   submit(events: readonly ObserverEvent[]): Admission {
     if (this.draining) return this.refuse(events.length, 'shutting_down');
     if (events.length === 0) return APPLIED;
-    const applied = this.queue.tryEnqueue(() => this.apply(events));
+    const applied = this.queue.tryEnqueue(events.length, () =>
+      applyInSlices(events.length, (from, to) => this.apply(events.slice(from, to)), this.slicer),
+    );
     if (applied === undefined) return this.refuse(events.length, 'queue_full');
     this.countReceived(events);
     return { refused: undefined, applied };
@@ -43,6 +49,7 @@ export class Ingestor {
   /** The queue depth, read at scrape time. */
   collect(): void {
     this.metrics.queueDepth.set({}, this.queue.depth);
+    this.metrics.queueEvents.set({}, this.queue.events);
   }
 
   private apply(events: readonly ObserverEvent[]): void {

@@ -1,52 +1,130 @@
 /**
- * The memory guard: above a soft limit (resident set or used heap), ingest refuses new work with
- * 503 + Retry-After until usage falls below it again. Sampling is throttled, so a request pays
- * for a probe at most every `sampleIntervalSeconds`.
+ * The memory guard: while memory is under pressure, ingest refuses new work with 503 +
+ * Retry-After before reading a body, and /-/ready answers 503.
+ *
+ * It measures what refusing work can give back: live memory, the V8 heap in use plus the
+ * memory outside it held by JavaScript objects (Buffers, ArrayBuffers). Resident memory is a poor
+ * signal on its own: once freed buffers are returned to the allocator, RSS often stays high for
+ * minutes, so a guard on RSS alone keeps refusing long after the pressure is gone. An RSS limit
+ * is still available; it counts only while live memory (measured after a GC once under pressure)
+ * is a large part of it.
+ *
+ * Pressure ends below RECOVER_FRACTION of the limit (hysteresis), so the guard does not flap on
+ * every request at the edge. Samples are throttled; while under pressure a full GC is requested
+ * (when the runtime offers one) at most every GC_INTERVAL_SECONDS, so garbage that nothing is
+ * allocating to collect does not hold the guard shut.
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { Clock } from '../clock.js';
+import type { OwnedMetrics } from '../metrics/registry.js';
 
 interface MemoryUsage {
   readonly rssBytes: number;
   readonly heapUsedBytes: number;
+  /** Memory held by JavaScript objects outside the V8 heap (Buffers, ArrayBuffers). */
+  readonly externalBytes: number;
 }
 
 export type MemoryProbe = () => MemoryUsage;
 
-export const processMemory: MemoryProbe = () => ({
-  rssBytes: process.memoryUsage.rss(),
-  heapUsedBytes: process.memoryUsage().heapUsed,
-});
+export const processMemory: MemoryProbe = () => {
+  const usage = process.memoryUsage();
+  return { rssBytes: usage.rss, heapUsedBytes: usage.heapUsed, externalBytes: usage.external };
+};
+
+/**
+ * The runtime's full GC, made reachable without a command-line flag: the guard must not depend
+ * on how the process was started. Undefined when the runtime refuses.
+ */
+export function runtimeGc(): (() => void) | undefined {
+  try {
+    setFlagsFromString('--expose-gc');
+    const gc: unknown = runInNewContext('gc');
+    return typeof gc === 'function' ? (gc as () => void) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 export interface MemoryGuardOptions {
   readonly probe: MemoryProbe;
   readonly clock: Clock;
-  /** 0 disables a limit. */
+  /** Live memory (heap used + external) limit; 0 disables it. */
+  readonly liveLimitBytes: number;
+  /** Resident set limit; 0 disables it. */
   readonly rssLimitBytes: number;
+  /** Used V8 heap limit; 0 disables it. */
   readonly heapLimitBytes: number;
   readonly sampleIntervalSeconds?: number;
+  /** A full GC, requested while under pressure. */
+  readonly collectGarbage?: (() => void) | undefined;
+  /** The pressure and live-memory gauges, set at scrape time. */
+  readonly metrics?: OwnedMetrics<'ingest/memory'>;
 }
+
+/** Pressure ends once usage is below this fraction of the limit that started it. */
+export const RECOVER_FRACTION = 0.9;
+const GC_INTERVAL_SECONDS = 2;
+const DEFAULT_SAMPLE_INTERVAL_SECONDS = 0.25;
+
+export const liveBytes = (usage: MemoryUsage): number => usage.heapUsedBytes + usage.externalBytes;
 
 export class MemoryGuard {
   private sampledAt = Number.NEGATIVE_INFINITY;
-  private over = false;
+  private collectedAt = Number.NEGATIVE_INFINITY;
+  private pressure = false;
+  private last: MemoryUsage = { rssBytes: 0, heapUsedBytes: 0, externalBytes: 0 };
 
   constructor(private readonly options: MemoryGuardOptions) {}
 
   get enabled(): boolean {
-    return this.options.rssLimitBytes > 0 || this.options.heapLimitBytes > 0;
+    const { liveLimitBytes, rssLimitBytes, heapLimitBytes } = this.options;
+    return liveLimitBytes > 0 || rssLimitBytes > 0 || heapLimitBytes > 0;
   }
 
-  /** True while usage is above a limit (re-sampled when the last sample is old enough). */
+  /** The last sample (refreshed by overLimit()). */
+  get usage(): MemoryUsage {
+    return this.last;
+  }
+
+  /** Pressure and live memory, read at scrape time (sampling if the last sample is old). */
+  collect(): void {
+    const pressure = this.overLimit();
+    this.options.metrics?.memoryPressure.set({}, pressure ? 1 : 0);
+    this.options.metrics?.memoryLiveBytes.set({}, liveBytes(this.last));
+  }
+
+  /** True while memory is under pressure (re-sampled when the last sample is old enough). */
   overLimit(): boolean {
     if (!this.enabled) return false;
     const now = this.options.clock();
-    if (now - this.sampledAt >= (this.options.sampleIntervalSeconds ?? 0.25)) {
-      this.sampledAt = now;
-      const usage = this.options.probe();
-      const { rssLimitBytes, heapLimitBytes } = this.options;
-      this.over =
-        (rssLimitBytes > 0 && usage.rssBytes > rssLimitBytes) || (heapLimitBytes > 0 && usage.heapUsedBytes > heapLimitBytes);
-    }
-    return this.over;
+    if (now - this.sampledAt < (this.options.sampleIntervalSeconds ?? DEFAULT_SAMPLE_INTERVAL_SECONDS)) return this.pressure;
+    this.sampledAt = now;
+    if (this.pressure) this.collectGarbage(now);
+    this.last = this.options.probe();
+    this.pressure = this.exceeded(this.last, this.pressure ? RECOVER_FRACTION : 1);
+    return this.pressure;
+  }
+
+  /**
+   * Over a limit scaled by `factor` (1 to enter pressure, RECOVER_FRACTION to stay in it). RSS
+   * counts only while live memory is at least half of its limit: resident memory the allocator
+   * keeps after a GC is not something refusing work can give back.
+   */
+  private exceeded(usage: MemoryUsage, factor = 1): boolean {
+    const { liveLimitBytes, rssLimitBytes, heapLimitBytes } = this.options;
+    const over = (value: number, limit: number) => limit > 0 && value > limit * factor;
+    return (
+      over(liveBytes(usage), liveLimitBytes) ||
+      over(usage.heapUsedBytes, heapLimitBytes) ||
+      (over(usage.rssBytes, rssLimitBytes) && over(liveBytes(usage), rssLimitBytes / 2))
+    );
+  }
+
+  private collectGarbage(now: number): void {
+    if (this.options.collectGarbage === undefined || now - this.collectedAt < GC_INTERVAL_SECONDS) return;
+    this.collectedAt = now;
+    this.options.collectGarbage();
   }
 }

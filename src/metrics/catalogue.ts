@@ -163,6 +163,9 @@ export const VALUES = {
     'too_large',
     'unsupported_media_type',
     'memory_limit',
+    'inflight_limit',
+    'body_timeout',
+    'line_too_large',
   ],
   /** Why accepted-looking events were not applied; the sender is told to retry the first two. */
   drop_reason: ['queue_full', 'shutdown', 'internal_error'],
@@ -172,6 +175,23 @@ export const VALUES = {
   /** State tables that evict their oldest entry when full. */
   state_table: ['plugin_instances', 'sessions'],
   scrape_stage: ['collect', 'render'],
+  /** Event values checked against a plausible bound (src/contract/bounds.ts). */
+  bounded_field: [
+    'tokens',
+    'duration',
+    'time_to_first_chunk',
+    'size_bytes',
+    'dropped_total',
+    'retry_count',
+    'status_code',
+    'interval',
+    'acked_seq',
+    'observed_at',
+  ],
+  /** The parts of a heartbeat drop key that fold into `other` when not known. */
+  drop_key_part: ['hook', 'reason'],
+  /** Why basic auth refused a web request. */
+  auth_refusal: ['wrong', 'repeated', 'saturated'],
 } as const satisfies Record<string, readonly string[]>;
 
 type ValueSet = keyof typeof VALUES;
@@ -292,6 +312,9 @@ const ingestApp = ownedBy('ingest/app');
 const labelGuard = ownedBy('metrics/labels');
 const registry = ownedBy('metrics/registry');
 const web = ownedBy('web/app');
+const webServer = ownedBy('web/server');
+const memory = ownedBy('ingest/memory');
+const bodies = ownedBy('ingest/body');
 const root = ownedBy('app');
 
 const API = { kind: VALUES.api_kind, provider: OPEN, model: OPEN } as const;
@@ -402,9 +425,15 @@ export const CATALOGUE = {
   pluginLastSeen: delivery.gauge('hermes_plugin_last_seen_timestamp_seconds', {}, 'delivery',
     'Time the newest heartbeat or event from any bridge plugin instance arrived.'),
   eventsLost: delivery.counter('hermes_sidecar_events_lost_total', {}, 'delivery',
-    'Gaps in plugin sequence numbers: events that left Hermes but never arrived.'),
+    'Gaps in plugin sequence numbers: events that left Hermes but never arrived. A gap is counted once settled (see Sequence accounting below); an event arriving before that is applied and counted as late instead.'),
+  eventsLate: delivery.counter('hermes_sidecar_events_late_total', {}, 'delivery',
+    'Plugin events that arrived after a higher sequence number of their instance, inside a still-open gap: applied once, not counted as lost.'),
   eventsDuplicate: delivery.counter('hermes_sidecar_events_duplicate_total', {}, 'delivery',
-    'Events already applied (a retried plugin batch, or a webhook delivery id seen before); not counted twice.'),
+    'Events already applied (a retried plugin batch, or a webhook delivery id applied before); not applied again.'),
+  sequenceResets: delivery.counter('hermes_sidecar_sequence_resets_total', {}, 'delivery',
+    'Sequence numbers (or heartbeat acked_seq) more than --sequence.window away from the highest applied of their instance: a new epoch starts there, and nothing is counted lost or duplicate for the jump.'),
+  heartbeatKeysFolded: delivery.counter('hermes_sidecar_heartbeat_keys_folded_total', { key: VALUES.drop_key_part }, 'self',
+    'Plugin heartbeat drop reports whose {key} is not a known one, folded into "other" before they are stored.'),
   orphanedSpans: spans.counter('hermes_sidecar_orphaned_spans_total', { kind: VALUES.span_kind }, 'delivery',
     'Started spans ({kind}) whose terminal event never came within the span TTL, or that were evicted from a full map.'),
 
@@ -424,9 +453,21 @@ export const CATALOGUE = {
   lastEvent: dispatcher.gauge('hermes_sidecar_last_event_timestamp_seconds', {}, 'self',
     'Time the newest event was applied.'),
   queueDepth: ingestor.gauge('hermes_sidecar_queue_depth', {}, 'self',
-    'Batches waiting in the ingest queue.'),
+    'Batches waiting in the ingest queue or being applied.'),
   queueCapacity: ingestor.gauge('hermes_sidecar_queue_capacity', {}, 'self',
     'Configured bound of the ingest queue, in batches.'),
+  queueEvents: ingestor.gauge('hermes_sidecar_queue_events', {}, 'self',
+    'Events in the batches waiting in the ingest queue or being applied.'),
+  queueEventsCapacity: ingestor.gauge('hermes_sidecar_queue_events_capacity', {}, 'self',
+    'Configured bound of the ingest queue, in events (--ingest.queue-max-events).'),
+  ingestInflightBytes: bodies.gauge('hermes_sidecar_ingest_inflight_bytes', {}, 'self',
+    'Bytes of request bodies being read or held on the ingest listener (bounded by --ingest.max-inflight-bytes; a refusal counts in events_rejected_total as inflight_limit).'),
+  memoryPressure: memory.gauge('hermes_sidecar_memory_pressure', {}, 'self',
+    '1 while the memory guard refuses ingest (503) and /-/ready answers 503, else 0.'),
+  memoryLiveBytes: memory.gauge('hermes_sidecar_memory_live_bytes', {}, 'self',
+    'Live memory the guard measures: V8 heap in use plus memory held by Buffers and ArrayBuffers.'),
+  valuesRejected: stateTables.counter('hermes_sidecar_values_rejected_total', { field: VALUES.bounded_field }, 'self',
+    'Event values outside their plausible bounds ({field}), treated as absent; the event still counts (see Value bounds below).'),
   ingestRequests: ingestApp.counter('hermes_sidecar_ingest_requests_total', { route: VALUES.ingest_route, code: VALUES.ingest_code }, 'self',
     'HTTP ingest requests by route and status code.',
     // Not every code is possible on every route: a zero per combination would only mislead.
@@ -445,6 +486,8 @@ export const CATALOGUE = {
     'New label sets folded into their overflow series (open labels as "other") because the global series cap was reached.'),
   invalidValues: registry.counter('hermes_sidecar_invalid_values_total', {}, 'self',
     'Values refused by the metric storage (not finite, or negative for a counter or histogram): a bug in the sidecar, never stored.'),
+  webAuthFailures: webServer.counter('hermes_sidecar_web_auth_failures_total', { reason: VALUES.auth_refusal }, 'self',
+    'Requests to the web listener refused by basic auth, by reason ({reason}): bcrypt said no, a recently failed credential refused without bcrypt, or too many verifications waiting (429).'),
   scrapeErrors: web.counter('hermes_sidecar_scrape_errors_total', { stage: VALUES.scrape_stage }, 'self',
     'Failures while rendering /metrics, by stage ({stage}): a collector that threw (collect) or a render that failed and answered 500 (render).'),
   buildInfo: root.gauge('hermes_sidecar_build_info', { version: INFO, revision: INFO, node_version: INFO }, 'self',

@@ -14,7 +14,8 @@ export interface WebAppOptions {
   readonly version: string;
   /** Refreshes scrape-time gauges; may throw, which is counted. */
   readonly collectors: readonly (() => void)[];
-  readonly ready: () => boolean;
+  /** Readiness and the word for it on /-/ready (503 when not ready). */
+  readonly ready: () => { readonly ready: boolean; readonly reason: string };
   readonly onScrapeError: (stage: 'collect' | 'render', error: unknown) => void;
 }
 
@@ -79,8 +80,8 @@ export function createWebApp(options: WebAppOptions): Express {
     response.type('text/plain').send('Healthy\n');
   });
   app.get('/-/ready', (_request, response) => {
-    const ready = options.ready();
-    response.status(ready ? 200 : 503).type('text/plain').send(ready ? 'Ready\n' : 'Shutting down\n');
+    const { ready, reason } = options.ready();
+    response.status(ready ? 200 : 503).type('text/plain').send(`${reason}\n`);
   });
   app.get('/', (_request, response) => {
     response.type('html').send(page);

@@ -18,6 +18,8 @@ import { resolve as resolvePath } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import bcrypt from 'bcryptjs';
 import type { Express } from 'express';
+import PQueue from 'p-queue';
+import type { OwnedMetrics } from '../metrics/registry.js';
 import { loadWebConfig, type ClientAuthType, type WebConfig, type WebTlsConfig } from './webConfig.js';
 
 type LogFn = (fields: Record<string, unknown>, message: string) => void;
@@ -42,6 +44,8 @@ export interface WebServerOptions {
   readonly authCacheTtlMs?: number;
   /** Milliseconds clock of that cache. */
   readonly now?: () => number;
+  /** The counter of requests basic auth refuses, by why. */
+  readonly metrics?: OwnedMetrics<'web/server'>;
 }
 
 export interface WebServer {
@@ -56,6 +60,17 @@ export interface WebServer {
 const DEFAULT_POLL_INTERVAL_MS = 2000;
 const DEFAULT_AUTH_CACHE_TTL_MS = 120_000;
 const AUTH_CACHE_MAX_ENTRIES = 256;
+/** Failed credentials are remembered this long, so repeating one costs no bcrypt. */
+const FAILURE_CACHE_TTL_MS = 60_000;
+const FAILURE_CACHE_MAX_ENTRIES = 1024;
+/**
+ * bcryptjs runs on the event loop in slices of up to 100 ms; one verification at a time leaves
+ * the loop free between slices for scrapes whose credentials are already verified.
+ */
+const DEFAULT_MAX_CONCURRENT_VERIFICATIONS = 1;
+/** Verifications allowed to wait; past this a request is refused at once (429), with no bcrypt. */
+const DEFAULT_MAX_WAITING_VERIFICATIONS = 8;
+const SATURATED_RETRY_AFTER_SECONDS = 1;
 const REALM = 'hermes-prometheus-sidecar';
 
 /**
@@ -92,70 +107,115 @@ export interface CredentialCheckerOptions {
   readonly compare?: PasswordCompare;
   readonly ttlMs?: number;
   readonly now?: () => number;
+  readonly maxConcurrent?: number;
+  readonly maxWaiting?: number;
+}
+
+/** Why basic auth refused a request: bcrypt said no, a recently failed credential, or too many waiting. */
+export type AuthRefusal = 'wrong' | 'repeated' | 'saturated';
+export type AuthVerdict = 'ok' | AuthRefusal;
+
+/** Cache key → expiry (ms), bounded; insertion order is age order, for eviction. */
+class ExpiringKeys {
+  private readonly expiries = new Map<string, number>();
+
+  constructor(
+    private readonly maxEntries: number,
+    private readonly now: () => number,
+  ) {}
+
+  has(key: string): boolean {
+    const expiry = this.expiries.get(key);
+    if (expiry === undefined) return false;
+    if (expiry > this.now()) return true;
+    this.expiries.delete(key);
+    return false;
+  }
+
+  add(key: string, ttlMs: number): void {
+    this.expiries.delete(key);
+    while (this.expiries.size >= this.maxEntries) {
+      const oldest = this.expiries.keys().next().value;
+      if (oldest === undefined) break;
+      this.expiries.delete(oldest);
+    }
+    this.expiries.set(key, this.now() + ttlMs);
+  }
+
+  clear(): void {
+    this.expiries.clear();
+  }
 }
 
 /**
- * Basic-auth verification with a short memory of successes.
+ * Basic-auth verification with a short memory of successes and failures, and a bound on bcrypt.
  *
  * bcrypt at cost 10 costs 50-100 ms of CPU per check by design, and in bcryptjs that CPU is
  * this process's event loop. Prometheus sends the same credentials on every scrape, so, like
  * exporter-toolkit, a verified (user, password, hash) is remembered for a short while and the
- * next scrapes skip bcrypt. Only successes are remembered: a wrong guess always pays full price,
- * and the memory stays bounded by the real users. Entries are keyed by an HMAC-SHA-256 with a
- * per-process random key, so no password (nor an unsalted digest one could brute-force) sits in
- * memory, and the hash is part of the key so a password change in the file takes effect at once.
+ * next scrapes skip bcrypt. A flood of wrong passwords must not take the loop from those scrapes:
+ * verifications run one at a time, at most a few wait (the rest are refused at once, 429), and a
+ * credential that just failed is refused without bcrypt for a minute. Both memories are bounded
+ * and keyed by an HMAC-SHA-256 with a per-process random key, so no password (nor an unsalted
+ * digest one could brute-force) sits in memory; the hash is part of the key, so a password
+ * change in the file takes effect at once.
  */
 export class CredentialChecker {
   private readonly compare: PasswordCompare;
   private readonly ttlMs: number;
-  private readonly now: () => number;
   private readonly key = randomBytes(32);
-  /** Cache key → expiry (ms); insertion order is age order, for eviction. */
-  private readonly verified = new Map<string, number>();
+  private readonly verified: ExpiringKeys;
+  private readonly failed: ExpiringKeys;
+  private readonly verifications: PQueue;
+  private readonly maxWaiting: number;
 
   constructor(options: CredentialCheckerOptions = {}) {
     this.compare = options.compare ?? ((password, hash) => bcrypt.compare(password, hash));
     this.ttlMs = options.ttlMs ?? DEFAULT_AUTH_CACHE_TTL_MS;
-    this.now = options.now ?? Date.now;
+    const now = options.now ?? Date.now;
+    this.verified = new ExpiringKeys(AUTH_CACHE_MAX_ENTRIES, now);
+    this.failed = new ExpiringKeys(FAILURE_CACHE_MAX_ENTRIES, now);
+    this.verifications = new PQueue({ concurrency: options.maxConcurrent ?? DEFAULT_MAX_CONCURRENT_VERIFICATIONS });
+    this.maxWaiting = options.maxWaiting ?? DEFAULT_MAX_WAITING_VERIFICATIONS;
+  }
+
+  /** 'ok' when the header carries a configured user with the right password, else why not. */
+  async verify(users: ReadonlyMap<string, string>, header: string | undefined): Promise<AuthVerdict> {
+    const credentials = parseBasicAuth(header);
+    if (credentials === undefined) return 'wrong';
+    const known = users.get(credentials.user);
+    const hash = known ?? decoyHash(users);
+    const cacheKey = createHmac('sha256', this.key).update(JSON.stringify([credentials.user, hash, credentials.password])).digest('hex');
+    if (known !== undefined && this.verified.has(cacheKey)) return 'ok';
+    if (this.failed.has(cacheKey)) return 'repeated';
+    if (this.verifications.size >= this.maxWaiting) return 'saturated';
+    // bcrypt runs for unknown users too (against the decoy): see decoyHash.
+    const matches = await this.verifications.add(() => this.compare(credentials.password, hash));
+    if (matches !== true || known === undefined) {
+      this.failed.add(cacheKey, FAILURE_CACHE_TTL_MS);
+      return 'wrong';
+    }
+    this.verified.add(cacheKey, this.ttlMs);
+    return 'ok';
   }
 
   /** True when the header carries a configured user with the right password. */
   async check(users: ReadonlyMap<string, string>, header: string | undefined): Promise<boolean> {
-    const credentials = parseBasicAuth(header);
-    if (credentials === undefined) return false;
-    const known = users.get(credentials.user);
-    const hash = known ?? decoyHash(users);
-    const cacheKey = createHmac('sha256', this.key).update(JSON.stringify([credentials.user, hash, credentials.password])).digest('hex');
-    if (known !== undefined && this.remembered(cacheKey)) return true;
-    // bcrypt runs for unknown users too (against the decoy): see decoyHash.
-    const matches = await this.compare(credentials.password, hash);
-    if (!matches || known === undefined) return false;
-    this.remember(cacheKey);
-    return true;
+    return (await this.verify(users, header)) === 'ok';
   }
 
   /** Forgets every verification (the users may have changed). */
   clear(): void {
     this.verified.clear();
+    this.failed.clear();
   }
+}
 
-  private remembered(cacheKey: string): boolean {
-    const expiry = this.verified.get(cacheKey);
-    if (expiry === undefined) return false;
-    if (expiry > this.now()) return true;
-    this.verified.delete(cacheKey);
-    return false;
-  }
-
-  private remember(cacheKey: string): void {
-    this.verified.delete(cacheKey);
-    while (this.verified.size >= AUTH_CACHE_MAX_ENTRIES) {
-      const oldest = this.verified.keys().next().value;
-      if (oldest === undefined) break;
-      this.verified.delete(oldest);
-    }
-    this.verified.set(cacheKey, this.now() + this.ttlMs);
-  }
+function tooManyVerifications(response: http.ServerResponse): void {
+  response.statusCode = 429;
+  response.setHeader('Retry-After', String(SATURATED_RETRY_AFTER_SECONDS));
+  response.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  response.end('Too Many Requests\n');
 }
 
 function unauthorized(response: http.ServerResponse): void {
@@ -171,14 +231,20 @@ function guardedHandler(
   current: () => WebConfig,
   checker: CredentialChecker,
   logger: WebServerLogger,
+  refused: (reason: AuthRefusal) => void,
 ): http.RequestListener {
   return (request, response) => {
     const config = current();
     for (const [name, value] of Object.entries(config.headers)) response.setHeader(name, value);
     if (config.users.size === 0) return void app(request, response);
-    checker.check(config.users, request.headers.authorization).then(
-      (ok) => {
-        if (ok) app(request, response);
+    checker.verify(config.users, request.headers.authorization).then(
+      (verdict) => {
+        if (verdict === 'ok') {
+          app(request, response);
+          return;
+        }
+        refused(verdict);
+        if (verdict === 'saturated') tooManyVerifications(response);
         else unauthorized(response);
       },
       (error: unknown) => {
@@ -383,7 +449,7 @@ async function createConfiguredServer(app: Express, configFile: string, options:
   let config = first.config;
   const current = () => config;
   const checker = new CredentialChecker({ compare: options.compare, ttlMs: options.authCacheTtlMs, now: options.now });
-  const handler = guardedHandler(app, current, checker, logger);
+  const handler = guardedHandler(app, current, checker, logger, (reason) => options.metrics?.webAuthFailures.inc({ reason }));
   const tlsServer = config.tls === undefined ? undefined : createTlsServer(config.tls, handler, current);
   const server = tlsServer ?? http.createServer(handler);
   logger.info(describeConfig(config), 'web config loaded');

@@ -72,6 +72,7 @@ describe('normalizeLine', () => {
         instance: 'i',
         seq: 7,
         data: { type: 'tool_started', tool: 'x', toolCallId: 'c', turnId: undefined },
+        rejectedValues: [],
       },
     });
   });

@@ -157,13 +157,32 @@ describe('delivery health through the pipeline', () => {
     const harness = startTestSidecar();
     await harness.postNdjson([line(1), line(2), line(3)]);
     await harness.postNdjson([line(2), line(3), line(4)]); // a retried batch overlapping the last one
-    await harness.postNdjson([line(8), line(9)]); // 5, 6, 7 never arrived
+    await harness.postNdjson([line(8), line(9)]); // 5, 6, 7 not (yet) arrived
+    expect((await harness.samples()).get('hermes_sidecar_events_lost_total')).toBe(0);
+    await harness.postNdjson([line(6)]); // late: applied once, not lost
+    await harness.postNdjson([{ event: 'plugin_heartbeat', instance: 'inst', data: { interval_seconds: 5, dropped: {} } }]);
+    await harness.postNdjson([line(5)]); // after the heartbeat settled the gap: a duplicate
     const samples = await harness.samples();
-    expect(samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(6);
-    expect(samples.get('hermes_sidecar_events_duplicate_total')).toBe(2);
-    expect(samples.get('hermes_sidecar_events_lost_total')).toBe(3);
+    expect(samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(7);
+    expect(samples.get('hermes_sidecar_events_duplicate_total')).toBe(3);
+    expect(samples.get('hermes_sidecar_events_late_total')).toBe(1);
+    expect(samples.get('hermes_sidecar_events_lost_total')).toBe(2);
     expect(samples.get('hermes_plugin_last_seen_timestamp_seconds')).toBe(harness.clock.now);
     expect(samples.get(series('hermes_plugin_instances', { state: 'live' }))).toBe(1);
+  });
+
+  it('one poisoned line (seq 2^53-1, then acked_seq 1e15) costs resets, not 9e15 lost events nor the later real events', async () => {
+    const harness = startTestSidecar();
+    await harness.postNdjson([line(1), line(2)]);
+    await harness.postNdjson([line(Number.MAX_SAFE_INTEGER)]);
+    await harness.postNdjson([line(3), line(4)]);
+    await harness.postNdjson([{ event: 'plugin_heartbeat', instance: 'inst', data: { interval_seconds: 5, acked_seq: 1e15, dropped: {} } }]);
+    await harness.postNdjson([line(5), line(6)]);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(7);
+    expect(samples.get('hermes_sidecar_events_lost_total')).toBe(0);
+    expect(samples.get('hermes_sidecar_events_duplicate_total')).toBe(0);
+    expect(samples.get('hermes_sidecar_sequence_resets_total')).toBe(4);
   });
 
   it('adds heartbeat drop deltas across instances and restarts', async () => {

@@ -118,3 +118,61 @@ describe('same logical events as the plugin path', () => {
     expect(Object.fromEntries(samplesOf(new Map(await webhook.samples()), ...prefixes))).toEqual(expected);
   });
 });
+
+describe('delivery ids are recorded once applied (issue 9, defect 8)', () => {
+  it('a delivery refused with 503 is applied when Hermes retries it; a replay after that is a duplicate', async () => {
+    let live = 0;
+    const harness = startTestSidecar(
+      { 'webhook.secret-file': secretFile(), 'memory.limit-bytes': String(100 * 1024 * 1024) },
+      { memoryProbe: () => ({ rssBytes: live, heapUsedBytes: live, externalBytes: 0 }), collectGarbage: undefined },
+    );
+    const delivery = toolDelivery();
+    live = 200 * 1024 * 1024;
+    expect((await deliver(harness, delivery)).status).toBe(503);
+    live = 0;
+    harness.clock.advance(1);
+    const retried = await deliver(harness, delivery);
+    expect(retried.status).toBe(202);
+    expect(retried.body).toEqual({ accepted: 1, rejected: 0, errors: [] });
+    const replay = await deliver(harness, delivery);
+    expect(replay.body).toMatchObject({ duplicate: true });
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(1);
+    expect(samples.get('hermes_sidecar_events_duplicate_total')).toBe(1);
+  });
+
+  it('a delivery refused because the queue is full (429) is applied on retry', async () => {
+    const harness = startTestSidecar({ 'webhook.secret-file': secretFile(), 'ingest.queue-capacity': '1' });
+    harness.sidecar.queue.pause();
+    const blocker = harness.postNdjson([{ event: 'post_tool_call', tool_name: 'other', status: 'ok' }]).then((answer) => answer.status);
+    for (let attempt = 0; harness.sidecar.queue.depth < 1 && attempt < 400; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    const delivery = toolDelivery();
+    expect((await deliver(harness, delivery)).status).toBe(429);
+    harness.sidecar.queue.resume();
+    expect(await blocker).toBe(202);
+    expect((await deliver(harness, delivery)).body).toEqual({ accepted: 1, rejected: 0, errors: [] });
+    expect((await harness.samples()).get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(1);
+  });
+
+  it('normalises delivery ids: the number 42 and the string "42" are one delivery; an object is no id', async () => {
+    const harness = startTestSidecar({ 'webhook.secret-file': secretFile() });
+    expect((await deliver(harness, { ...toolDelivery(), delivery_id: 42 })).body).toEqual({ accepted: 1, rejected: 0, errors: [] });
+    expect((await deliver(harness, { ...toolDelivery(), delivery_id: '42' })).body).toMatchObject({ duplicate: true });
+    expect((await deliver(harness, { ...toolDelivery(), delivery_id: { id: 1 } })).status).toBe(202);
+    expect((await deliver(harness, { ...toolDelivery(), delivery_id: { id: 1 } })).body).toEqual({ accepted: 1, rejected: 0, errors: [] });
+    expect((await harness.samples()).get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(3);
+  });
+
+  it('a second copy arriving while the first is being applied is told to retry (429), not acknowledged', async () => {
+    const harness = startTestSidecar({ 'webhook.secret-file': secretFile() });
+    harness.sidecar.queue.pause();
+    const delivery = toolDelivery();
+    const first = deliver(harness, delivery).then((answer) => answer.status);
+    for (let attempt = 0; harness.sidecar.queue.depth < 1 && attempt < 400; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    const second = await deliver(harness, delivery);
+    expect(second.status).toBe(429);
+    expect(second.body.error).toBe('delivery_in_progress');
+    harness.sidecar.queue.resume();
+    expect(await first).toBe(202);
+  });
+});

@@ -1,65 +1,137 @@
-/** The memory guard: 503 + Retry-After above the soft limit, counted, and ingest resumes below it. */
+/**
+ * The memory guard: it measures live memory (heap + Buffers), so it recovers once buffers are
+ * freed even though RSS stays up; 503 + Retry-After and /-/ready 503 while under pressure.
+ */
 import { describe, expect, it } from 'vitest';
-import { MemoryGuard } from '../../src/ingest/memory.js';
+import { systemClock } from '../../src/clock.js';
+import { liveBytes, MemoryGuard, processMemory, runtimeGc, type MemoryUsage } from '../../src/ingest/memory.js';
 import { series } from '../support/exposition.js';
 import { FakeClock, startTestSidecar } from '../support/sidecar.js';
 
 const MiB = 1024 * 1024;
 const line = { event: 'post_tool_call', tool_name: 't', status: 'ok' };
+const usage = (live: number, rss = live): MemoryUsage => ({ rssBytes: rss, heapUsedBytes: live / 2, externalBytes: live / 2 });
+
+function guardWith(limits: Partial<{ live: number; rss: number; heap: number }>, probe: () => MemoryUsage, gc?: () => void) {
+  const clock = new FakeClock(0);
+  const guard = new MemoryGuard({
+    probe,
+    clock: clock.read,
+    liveLimitBytes: limits.live ?? 0,
+    rssLimitBytes: limits.rss ?? 0,
+    heapLimitBytes: limits.heap ?? 0,
+    sampleIntervalSeconds: 1,
+    collectGarbage: gc,
+  });
+  return { clock, guard };
+}
 
 describe('MemoryGuard', () => {
-  it('samples at most once per interval and compares against each enabled limit', () => {
-    const clock = new FakeClock(0);
-    let rss = 100 * MiB;
+  it('samples at most once per interval; live memory enters pressure above the limit and leaves it 10% below', () => {
+    let live = 100 * MiB;
     let samples = 0;
-    const guard = new MemoryGuard({
-      probe: () => {
-        samples += 1;
-        return { rssBytes: rss, heapUsedBytes: 10 * MiB };
-      },
-      clock: clock.read,
-      rssLimitBytes: 200 * MiB,
-      heapLimitBytes: 0,
-      sampleIntervalSeconds: 1,
+    const { clock, guard } = guardWith({ live: 200 * MiB }, () => {
+      samples += 1;
+      return usage(live);
     });
     expect(guard.overLimit()).toBe(false);
-    rss = 300 * MiB;
+    live = 300 * MiB;
     expect(guard.overLimit()).toBe(false); // not re-sampled yet
     clock.advance(1);
     expect(guard.overLimit()).toBe(true);
-    rss = 150 * MiB;
+    live = 190 * MiB; // under the limit, not under the hysteresis margin
+    clock.advance(1);
+    expect(guard.overLimit()).toBe(true);
+    live = 170 * MiB;
     clock.advance(1);
     expect(guard.overLimit()).toBe(false);
-    expect(samples).toBe(3);
+    expect(samples).toBe(4);
   });
 
-  it('checks the heap limit too, and does nothing when both limits are 0', () => {
-    const clock = new FakeClock(0);
-    const probe = () => ({ rssBytes: 10 * 1024 * MiB, heapUsedBytes: 600 * MiB });
-    expect(new MemoryGuard({ probe, clock: clock.read, rssLimitBytes: 0, heapLimitBytes: 512 * MiB }).overLimit()).toBe(true);
-    expect(new MemoryGuard({ probe, clock: clock.read, rssLimitBytes: 0, heapLimitBytes: 0 }).overLimit()).toBe(false);
+  it('does not stay shut on RSS the allocator keeps after the buffers are freed (the lock-out of issue 9)', () => {
+    let current = usage(900 * MiB, 1100 * MiB);
+    const { clock, guard } = guardWith({ live: 512 * MiB, rss: 1024 * MiB }, () => current);
+    expect(guard.overLimit()).toBe(true);
+    // The buffers are gone: live memory is back to 40 MiB, RSS stays at 1.1 GB.
+    current = usage(40 * MiB, 1100 * MiB);
+    clock.advance(1);
+    expect(guard.overLimit()).toBe(false);
+    clock.advance(1);
+    expect(guard.overLimit()).toBe(false);
+  });
+
+  it('asks for a full GC while under pressure, at most every 2 s', () => {
+    let collections = 0;
+    const { clock, guard } = guardWith({ live: 100 * MiB }, () => usage(200 * MiB), () => {
+      collections += 1;
+    });
+    expect(guard.overLimit()).toBe(true);
+    expect(collections).toBe(0); // not before pressure
+    for (let second = 0; second < 4; second += 1) {
+      clock.advance(1);
+      guard.overLimit();
+    }
+    expect(collections).toBe(2);
+  });
+
+  it('checks the heap limit too, and does nothing when every limit is 0', () => {
+    const probe = () => usage(1200 * MiB, 10 * 1024 * MiB);
+    expect(guardWith({ heap: 512 * MiB }, probe).guard.overLimit()).toBe(true);
+    expect(guardWith({}, probe).guard.overLimit()).toBe(false);
+  });
+
+  it('recovers within seconds on the real process once a large buffer is released', async () => {
+    const gc = runtimeGc();
+    expect(gc).toBeTypeOf('function');
+    gc?.();
+    const baseline = liveBytes(processMemory());
+    const guard = new MemoryGuard({
+      probe: processMemory,
+      clock: systemClock,
+      liveLimitBytes: baseline + 150 * MiB,
+      rssLimitBytes: 0,
+      heapLimitBytes: 0,
+      sampleIntervalSeconds: 0.05,
+      collectGarbage: gc,
+    });
+    let held: Buffer[] | undefined = Array.from({ length: 40 }, () => Buffer.alloc(5 * MiB, 1));
+    expect(guard.overLimit()).toBe(true);
+    expect(held.length).toBe(40);
+    held = undefined;
+    const started = Date.now();
+    while (guard.overLimit() && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(guard.overLimit()).toBe(false);
+    expect(Date.now() - started).toBeLessThan(5000);
   });
 });
 
 describe('ingest under memory pressure', () => {
-  it('answers 503 with Retry-After and its own reason while over the limit, then resumes', async () => {
-    let rss = 100 * MiB;
+  it('answers 503 with Retry-After and its own reason, /-/ready 503 and the gauge 1, then resumes', async () => {
+    let live = 100 * MiB;
     const harness = startTestSidecar(
-      { 'memory.rss-limit-bytes': String(200 * MiB), 'ingest.retry-after-seconds': '3' },
-      { memoryProbe: () => ({ rssBytes: rss, heapUsedBytes: 0 }) },
+      { 'memory.limit-bytes': String(200 * MiB), 'ingest.retry-after-seconds': '3' },
+      { memoryProbe: () => usage(live, 2048 * MiB), collectGarbage: undefined },
     );
     expect((await harness.postNdjson([line])).status).toBe(202);
-    rss = 250 * MiB;
+    expect((await harness.web.get('/-/ready')).status).toBe(200);
+    live = 250 * MiB;
     harness.clock.advance(1);
     const refused = await harness.postNdjson([line]);
     expect(refused.status).toBe(503);
     expect(refused.headers['retry-after']).toBe('3');
     expect(refused.body.error).toBe('memory_limit');
-    expect((await harness.web.get('/-/ready')).status).toBe(200);
-    rss = 150 * MiB;
+    const ready = await harness.web.get('/-/ready');
+    expect(ready.status).toBe(503);
+    expect(ready.text).toBe('Over the memory limit\n');
+    let samples = await harness.samples();
+    expect(samples.get('hermes_sidecar_memory_pressure')).toBe(1);
+    expect(samples.get('hermes_sidecar_memory_live_bytes')).toBe(250 * MiB);
+    live = 150 * MiB;
     harness.clock.advance(1);
     expect((await harness.postNdjson([line])).status).toBe(202);
-    const samples = await harness.samples();
+    expect((await harness.web.get('/-/ready')).status).toBe(200);
+    samples = await harness.samples();
+    expect(samples.get('hermes_sidecar_memory_pressure')).toBe(0);
     expect(samples.get(series('hermes_sidecar_events_rejected_total', { reason: 'memory_limit' }))).toBe(1);
     expect(samples.get(series('hermes_tool_calls_total', { tool: 't', status: 'ok' }))).toBe(2);
   });

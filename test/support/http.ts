@@ -32,3 +32,37 @@ export function rawPost(server: Server, path: string, body: Buffer, headers: Rec
     req.end(body);
   });
 }
+
+export interface OpenPost {
+  /** The answer, which may come before the body is finished. */
+  readonly response: Promise<RawResponse>;
+  write(chunk: Buffer): void;
+  end(): void;
+  /** Drops the connection (an attacker walking away). */
+  destroy(): void;
+}
+
+/**
+ * A POST whose body is written by the test and may never finish (no Content-Length: chunked),
+ * to see what the server does before the end of a body it must not wait for.
+ */
+export function openPost(server: Server, path: string, headers: Record<string, string>): OpenPost {
+  const { port } = server.address() as AddressInfo;
+  const req = httpRequest({ host: '127.0.0.1', port, path, method: 'POST', headers, agent: false });
+  const response = new Promise<RawResponse>((resolve, reject) => {
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+  response.catch(() => undefined);
+  return {
+    response,
+    write: (chunk) => void req.write(chunk),
+    end: () => void req.end(),
+    destroy: () => void req.destroy(),
+  };
+}

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import request from 'supertest';
 import type { Agent } from 'supertest';
-import { createSidecar, type Sidecar } from '../../src/app.js';
+import { createSidecar, type Sidecar, type SidecarDeps } from '../../src/app.js';
 import { defaultConfig } from '../../src/config.js';
 import type { MemoryProbe } from '../../src/ingest/memory.js';
 import { parseSamples, type Samples } from './exposition.js';
@@ -30,7 +30,7 @@ export interface TestSidecar {
 
 export function startTestSidecar(
   options: Record<string, string> = {},
-  extra: { configFile?: string; memoryProbe?: MemoryProbe } = {},
+  extra: { configFile?: string; memoryProbe?: MemoryProbe } & Pick<SidecarDeps, 'collectGarbage' | 'slicer'> = {},
 ): TestSidecar {
   const clock = new FakeClock();
   const logs: string[] = [];
@@ -41,7 +41,8 @@ export function startTestSidecar(
     ...options,
     ...(extra.configFile === undefined ? {} : { 'config.file': extra.configFile }),
   });
-  const sidecar = createSidecar(config, { logger, clock: clock.read, defaultMetrics: false, ...(extra.memoryProbe === undefined ? {} : { memoryProbe: extra.memoryProbe }) });
+  const { configFile: _configFile, ...deps } = extra;
+  const sidecar = createSidecar(config, { logger, clock: clock.read, defaultMetrics: false, ...deps });
   const ingest = request.agent(sidecar.ingestApp);
   const web = request.agent(sidecar.webApp);
   const scrape = async () => {

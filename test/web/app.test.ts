@@ -14,7 +14,7 @@ function webWith(options: { failCollect?: () => boolean; failRender?: () => bool
     registry: { ...registry, render: () => (options.failRender?.() === true ? Promise.reject(new Error('boom')) : render()) },
     telemetryPath: '/metrics',
     version: 'test',
-    ready: () => true,
+    ready: () => ({ ready: true, reason: "Ready" }),
     onScrapeError: (stage) => errors.push(stage),
     collectors: [
       () => {

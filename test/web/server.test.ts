@@ -15,6 +15,9 @@ import express from 'express';
 import { pino } from 'pino';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { boundAddress, closeServer } from '../../src/app.js';
+import { DEFAULT_BUCKETS } from '../../src/metrics/catalogue.js';
+import { createMetricsRegistry, metricsOwnedBy } from '../../src/metrics/registry.js';
+import { parseSamples, series } from '../support/exposition.js';
 import {
   createWebServer,
   CredentialChecker,
@@ -299,7 +302,7 @@ describe('basic auth', () => {
     expect(compare.mock.calls[1]).toEqual(['wrong', cost10Hash]);
   });
 
-  it('remembers a success for the cache TTL only, and never a failure', async () => {
+  it('remembers a success for the cache TTL, and a failure for a minute (refused again without bcrypt)', async () => {
     let now = 1_000_000;
     const compare = vi.fn((password: string, hash: string) => bcrypt.compare(password, hash));
     const harness = await start(usersFile(fastHash), { compare, now: () => now, authCacheTtlMs: 60_000 });
@@ -317,7 +320,50 @@ describe('basic auth', () => {
     expect(compare).toHaveBeenCalledTimes(2);
 
     for (let attempt = 0; attempt < 2; attempt += 1) expect((await get(harness.port, { user: 'alice', password: 'x' })).status).toBe(401);
+    expect(compare).toHaveBeenCalledTimes(3);
+    now += 61_000;
+    expect((await get(harness.port, { user: 'alice', password: 'x' })).status).toBe(401);
     expect(compare).toHaveBeenCalledTimes(4);
+  });
+
+  it('under a flood of wrong passwords: bcrypt runs one at a time, the excess is refused at once (429), a verified scraper is served', async () => {
+    let running = 0;
+    let mostRunning = 0;
+    const compare = vi.fn(async (password: string, hash: string) => {
+      running += 1;
+      mostRunning = Math.max(mostRunning, running);
+      try {
+        // As slow as a cost-10 check on a busy machine, without spending the CPU in a test.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return await bcrypt.compare(password, hash);
+      } finally {
+        running -= 1;
+      }
+    });
+    const registry = createMetricsRegistry({ buckets: DEFAULT_BUCKETS, maxAgentSeries: 100, defaultMetrics: false });
+    const harness = await start(usersFile(fastHash), { compare, metrics: metricsOwnedBy(registry.metrics, 'web/server') });
+    const refusals = async (reason: string) => parseSamples(await registry.render()).get(series('hermes_sidecar_web_auth_failures_total', { reason }));
+    const right = { user: 'alice', password: PASSWORD };
+    expect((await get(harness.port, right)).status).toBe(200); // verified once, then remembered
+    const flood = Array.from({ length: 150 }, (_, index) => get(harness.port, { user: 'alice', password: `guess-${index}` }));
+    const scrape = await get(harness.port, right);
+    const answers = await Promise.all(flood);
+    expect(scrape.status).toBe(200);
+    expect(mostRunning).toBe(1);
+    const saturated = answers.filter((answer) => answer.status === 429);
+    const wrong = answers.filter((answer) => answer.status === 401);
+    expect(saturated.length + wrong.length).toBe(150);
+    expect(saturated.length).toBeGreaterThan(0);
+    expect(saturated[0]?.headers['retry-after']).toBe('1');
+    // Each verification that ran was one of the wrong guesses (plus the first right one).
+    expect(compare).toHaveBeenCalledTimes(wrong.length + 1);
+    expect(await refusals('saturated')).toBe(saturated.length);
+    expect(await refusals('wrong')).toBe(wrong.length);
+    // Repeating a guess that failed costs no bcrypt.
+    const failedGuess = answers.findIndex((answer) => answer.status === 401);
+    expect((await get(harness.port, { user: 'alice', password: `guess-${failedGuess}` })).status).toBe(401);
+    expect(compare).toHaveBeenCalledTimes(wrong.length + 1);
+    expect(await refusals('repeated')).toBe(1);
   });
 
   it('works over HTTPS together with a client certificate', async () => {

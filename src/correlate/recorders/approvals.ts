@@ -10,6 +10,7 @@
  * (tools/approval.py, _human_decision). The smart request then ends in the outcome `escalated`
  * when the person's request arrives; it is not an orphan.
  */
+import { durationBetween } from '../../contract/bounds.js';
 import type { EventData } from '../../contract/events.js';
 import { VALUES, type ValueOf } from '../../metrics/catalogue.js';
 import { closedLabel, type Fallback } from '../../metrics/labels.js';
@@ -82,7 +83,9 @@ export class ApprovalRecorder implements Collectable {
     const request = this.match(event, surface, patternKey);
     if (request === undefined) return;
     this.forget(request);
-    this.metrics.approvalWait.observe({ surface, choice }, Math.max(0, observedAt - request.requestedAt));
+    const wait = durationBetween(request.requestedAt, observedAt);
+    if (wait === undefined) this.context.valueRejected('duration');
+    else this.metrics.approvalWait.observe({ surface, choice }, wait);
   }
 
   /**

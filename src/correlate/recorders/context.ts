@@ -33,6 +33,8 @@ export interface RecorderContext {
   readonly spanMetrics: OwnedMetrics<'correlate/recorders/context'>;
   /** Counts an entry evicted from a full state table. */
   readonly evicted: (table: ValueOf<'state_table'>) => void;
+  /** Counts a value out of its bound (a duration between two sender timestamps, say). */
+  readonly valueRejected: (field: ValueOf<'bounded_field'>) => void;
 }
 
 export type SpanKind = ValueOf<'span_kind'>;

@@ -1,6 +1,6 @@
 /** Delivery health: the plugin's drop reports, plugin instances, sequence gaps and duplicates. */
 import type { DropDelta } from '../instances.js';
-import { VALUES } from '../../metrics/catalogue.js';
+import { VALUES, type ValueOf } from '../../metrics/catalogue.js';
 import { closedLabel } from '../../metrics/labels.js';
 import type { OwnedMetrics } from '../../metrics/registry.js';
 import type { Collectable } from './context.js';
@@ -30,6 +30,21 @@ export class DeliveryRecorder implements Collectable {
   /** An event already applied: a plugin line whose seq was seen, or a webhook delivery id seen before. */
   duplicate(): void {
     this.metrics.eventsDuplicate.inc({});
+  }
+
+  /** A plugin event that filled an open sequence gap: applied, not lost. */
+  late(): void {
+    this.metrics.eventsLate.inc({});
+  }
+
+  /** A sequence number (or acked_seq) that started a new epoch. */
+  sequenceReset(): void {
+    this.metrics.sequenceResets.inc({});
+  }
+
+  /** A heartbeat drop key whose hook or reason was folded into `other`. */
+  folded(key: ValueOf<'drop_key_part'>): void {
+    this.metrics.heartbeatKeysFolded.inc({ key });
   }
 
   pluginSeen(at: number): void {

@@ -7,6 +7,7 @@ import type { ValueOf } from '../../metrics/catalogue.js';
 import { UNKNOWN } from '../../metrics/labels.js';
 import type { OwnedMetrics } from '../../metrics/registry.js';
 import { spanTable, type RecorderContext } from './context.js';
+import { durationBetween } from '../../contract/bounds.js';
 
 type Started = Extract<EventData, { type: 'turn_started' }>;
 type Finished = Extract<EventData, { type: 'turn_finished' }>;
@@ -80,7 +81,9 @@ export class TurnRecorder {
     if (state === undefined) return;
     const turnPlatform = event.platform === undefined ? this.context.labels.value('platform', state.platform) : platform;
     if (state.startedAt !== undefined) {
-      this.metrics.turnDuration.observe({ platform: turnPlatform, outcome }, Math.max(0, observedAt - state.startedAt));
+      const duration = durationBetween(state.startedAt, observedAt);
+      if (duration === undefined) this.context.valueRejected('duration');
+      else this.metrics.turnDuration.observe({ platform: turnPlatform, outcome }, duration);
     }
     this.observeCalls(turnPlatform, state);
   }

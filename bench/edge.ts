@@ -1,0 +1,335 @@
+/**
+ * Measurements of issue 9 ("Hold the edge") against the real sidecar binary on loopback:
+ *
+ *  1. hooks-flood: 64 unauthenticated, never-finished gzip bombs on /v1/hooks; RSS and the
+ *     status of an authenticated ingest 5 s later.
+ *  2. scrape-under-body: /metrics latency while the largest allowed body is decoded and applied
+ *     (16 MiB, 10,000 lines), sent back to back by two senders; and the 16 KB gzip of 16.5 MB
+ *     of `{}` lines of the issue.
+ *  3. bcrypt-flood: correct-password (cached) scrape latency under 150 concurrent clients
+ *     sending wrong passwords.
+ *  4. heartbeat-keys: RSS after 6 heartbeats with 300k new drop keys each (default line limit,
+ *     and with the line limit raised so the keys reach the instance table).
+ *  5. overload: a one-batch queue kept full by a flood, the real plugin sending 2,000 events
+ *     through it: its 429s, retries, and the exactly-once count.
+ *
+ * Run: npm run build && npx tsx bench/edge.ts [--only NAME] [--out bench/edge-results.md]
+ * Each section prints its figures; the Markdown summary goes to --out.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import bcrypt from 'bcryptjs';
+import { appliedEvents, droppedTotal, scrapeSamples } from '../test/support/accounting.js';
+import { HeldPlugin, totalDropped } from '../test/support/driver.js';
+import { series } from '../test/support/exposition.js';
+import { startSidecarProcess, type SidecarProcess } from '../test/support/process.js';
+
+const TOKEN = 'bench-token';
+const SECRET = 'bench-secret';
+const MiB = 1024 * 1024;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function tempFile(name: string, content: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'sidecar-edge-')), name);
+  writeFileSync(file, content);
+  return file;
+}
+
+function rssMiB(pid: number | undefined): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
+  return Math.round((kb / 1024) * 10) / 10;
+}
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+const ms = (value: number) => `${value.toFixed(1)} ms`;
+
+interface PostResult {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** One POST on its own connection. */
+function post(url: string, body: Buffer, headers: Record<string, string>): Promise<PostResult> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method: 'POST', agent: false, headers: { ...headers, 'Content-Length': String(body.length) } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+/** A GET timed from the first byte sent to the last received. */
+function timedGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; ms: number }> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers, agent: false }, (response) => {
+        response.resume();
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, ms: performance.now() - started }));
+      })
+      .on('error', reject);
+  });
+}
+
+/** Scrapes every `intervalMs` while `active()` holds; returns the latencies. */
+async function scrapeWhile(url: string, active: () => boolean, intervalMs: number, headers: Record<string, string> = {}): Promise<number[]> {
+  const latencies: number[] = [];
+  while (active()) {
+    const answer = await timedGet(url, headers);
+    if (answer.status !== 200) throw new Error(`scrape answered ${answer.status}`);
+    latencies.push(answer.ms);
+    await sleep(intervalMs);
+  }
+  return latencies;
+}
+
+const toolLine = (index: number, pad = 0) =>
+  JSON.stringify({ event: 'post_tool_call', tool_name: 'terminal', status: 'ok', tool_call_id: `c${index}`, duration_ms: 3, ...(pad > 0 ? { padding: 'x'.repeat(pad) } : {}) });
+
+const authorized = { 'Content-Type': 'application/x-ndjson', Authorization: `Bearer ${TOKEN}` };
+
+async function edgeSidecar(extra: string[] = []): Promise<SidecarProcess> {
+  return startSidecarProcess([
+    `--ingest.token-file=${tempFile('token', TOKEN)}`,
+    `--webhook.secret-file=${tempFile('secret', SECRET)}`,
+    '--log.level=warn',
+    ...extra,
+  ]);
+}
+
+// -------------------------------------------------------------------------------------------
+type Row = readonly [string, string, string];
+const rows: Row[] = [];
+const record = (measure: string, figure: string, target: string) => {
+  rows.push([measure, figure, target]);
+  process.stdout.write(`  ${measure}: ${figure} (${target})\n`);
+};
+
+async function hooksFlood(): Promise<void> {
+  process.stdout.write('1. 64 unfinished gzip bombs on /v1/hooks\n');
+  const sidecar = await edgeSidecar();
+  try {
+    const pid = sidecar.child.pid;
+    const before = rssMiB(pid);
+    const bomb = gzipSync(Buffer.alloc(16 * MiB));
+    const { port, hostname } = new URL(sidecar.ingest);
+    const statuses: number[] = [];
+    const requests = Array.from({ length: 64 }, () => {
+      const request = http.request({ host: hostname, port, path: '/v1/hooks', method: 'POST', agent: false, headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' } });
+      request.on('response', (response) => {
+        statuses.push(response.statusCode ?? 0);
+        response.resume();
+      });
+      request.on('error', () => undefined);
+      request.write(bomb); // never ended
+      return request;
+    });
+    let peak = before;
+    const watchUntil = Date.now() + 5000;
+    while (Date.now() < watchUntil) {
+      peak = Math.max(peak, rssMiB(pid));
+      await sleep(100);
+    }
+    const after = rssMiB(pid);
+    const ingest = await post(`${sidecar.ingest}/v1/events`, Buffer.from(toolLine(1)), authorized);
+    const ready = await timedGet(`${sidecar.web}/-/ready`);
+    for (const request of requests) request.destroy();
+    const refused = statuses.filter((status) => status === 413).length;
+    record('RSS before → peak → 5 s after 64 bombs (MiB)', `${before} → ${peak} → ${after}`, 'issue: ~1.1 GB');
+    record('bombs answered 413 while still streaming', `${refused} of 64`, 'all');
+    record('authenticated ingest 5 s after / readiness', `${ingest.status} / ${ready.status}`, 'issue: 503 for minutes, ready 200');
+  } finally {
+    await sidecar.stop('SIGKILL');
+  }
+}
+
+async function scrapeUnderBody(): Promise<void> {
+  process.stdout.write('2. /metrics while the largest allowed body is applied\n');
+  const sidecar = await edgeSidecar();
+  try {
+    // 10,000 lines (--ingest.max-events-per-request) of ~1.6 KiB: 16 MiB, the body limit.
+    const lineCount = 10_000;
+    const pad = Math.floor((16 * MiB) / lineCount) - toolLine(0).length - 20;
+    const largest = Buffer.from(Array.from({ length: lineCount }, (_, index) => toolLine(index, pad)).join('\n'));
+    const gzipped = gzipSync(largest);
+    const idle = await scrapeWhile(`${sidecar.web}/metrics`, (() => { let left = 50; return () => left-- > 0; })(), 20);
+    let busy = true;
+    let bodies = 0;
+    const bodyTimes: number[] = [];
+    const sender = async () => {
+      while (busy) {
+        const started = performance.now();
+        const answer = await post(`${sidecar.ingest}/v1/events`, gzipped, { ...authorized, 'Content-Encoding': 'gzip' });
+        if (answer.status !== 202) throw new Error(`largest body answered ${answer.status}: ${answer.body}`);
+        bodyTimes.push(performance.now() - started);
+        bodies += 1;
+      }
+    };
+    const senders = [sender(), sender()];
+    await sleep(200);
+    const deadline = Date.now() + 15_000;
+    const loaded = await scrapeWhile(`${sidecar.web}/metrics`, () => Date.now() < deadline, 20);
+    busy = false;
+    await Promise.all(senders);
+    record('largest allowed body', `${(largest.length / MiB).toFixed(1)} MiB, ${lineCount} lines (${(gzipped.length / 1024).toFixed(0)} KiB gzip); ${bodies} applied by 2 senders in 15 s, median ${ms(percentile(bodyTimes, 50))} each`, '—');
+    record('/metrics idle p50 / p99', `${ms(percentile(idle, 50))} / ${ms(percentile(idle, 99))}`, '—');
+    record(`/metrics during the bodies p50 / p99 / max (${loaded.length} scrapes)`, `${ms(percentile(loaded, 50))} / ${ms(percentile(loaded, 99))} / ${ms(Math.max(...loaded))}`, 'p99 < 250 ms');
+
+    // The issue's stall: 16 KB of gzip inflating to 16.5 MB of `{}` lines.
+    const braces = gzipSync(Buffer.from('{}\n'.repeat(5_500_000)));
+    let stalling = true;
+    const stall = post(`${sidecar.ingest}/v1/events`, braces, { ...authorized, 'Content-Encoding': 'gzip' }).finally(() => (stalling = false));
+    const during = await scrapeWhile(`${sidecar.web}/metrics`, () => stalling, 5);
+    const answer = await stall;
+    record(`16.5 MB of {} lines (${(braces.length / 1024).toFixed(0)} KiB gzip): answer, max scrape`, `${answer.status} ${(JSON.parse(answer.body) as { error?: string }).error ?? ''}, ${ms(Math.max(0, ...during))} over ${during.length} scrapes`, 'issue: 10–14 s stall');
+  } finally {
+    await sidecar.stop('SIGKILL');
+  }
+}
+
+async function bcryptFlood(): Promise<void> {
+  process.stdout.write('3. correct-password scrapes under 150 wrong-password clients\n');
+  const hash = await bcrypt.hash('right-password', 10);
+  const webConfig = tempFile('web.yml', `basic_auth_users:\n  prometheus: ${hash}\n`);
+  const sidecar = await edgeSidecar([`--web.config.file=${webConfig}`]);
+  try {
+    const basic = (password: string) => ({ Authorization: `Basic ${Buffer.from(`prometheus:${password}`).toString('base64')}` });
+    const right = basic('right-password');
+    const first = await timedGet(`${sidecar.web}/metrics`, right);
+    if (first.status !== 200) throw new Error(`correct password answered ${first.status}`);
+    let flooding = true;
+    const statuses = new Map<number, number>();
+    let guess = 0;
+    const attacker = async () => {
+      while (flooding) {
+        guess += 1;
+        const answer = await timedGet(`${sidecar.web}/metrics`, basic(`wrong-${guess}`));
+        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+      }
+    };
+    const attackers = Array.from({ length: 150 }, attacker);
+    await sleep(500);
+    const deadline = Date.now() + 15_000;
+    const scrapes = await scrapeWhile(`${sidecar.web}/metrics`, () => Date.now() < deadline, 100, right);
+    flooding = false;
+    await Promise.all(attackers);
+    const answered = [...statuses].map(([status, count]) => `${count}×${status}`).join(', ');
+    record(`correct-password scrape p50 / p99 / max (${scrapes.length} scrapes)`, `${ms(percentile(scrapes, 50))} / ${ms(percentile(scrapes, 99))} / ${ms(Math.max(...scrapes))}`, 'p99 < 1 s; issue: 11–12 s');
+    record('wrong-password requests answered', answered, '401 after bcrypt, 429 when saturated');
+  } finally {
+    await sidecar.stop('SIGKILL');
+  }
+}
+
+async function heartbeatKeys(): Promise<void> {
+  process.stdout.write('4. 6 heartbeats with 300k new drop keys each\n');
+  for (const [label, extra] of [
+    ['default line limit (64 KiB)', []],
+    ['line limit raised to 16 MiB', ['--ingest.max-line-bytes=16777216']],
+  ] as const) {
+    const sidecar = await edgeSidecar([...extra]);
+    try {
+      const pid = sidecar.child.pid;
+      const before = rssMiB(pid);
+      const statuses: string[] = [];
+      for (let round = 0; round < 6; round += 1) {
+        const dropped: Record<string, Record<string, number>> = {};
+        for (let index = 0; index < 300_000; index += 1) dropped[`hook_${round}_${index}`] = { [`reason_${index % 7}`]: 1 };
+        const line = JSON.stringify({ event: 'plugin_heartbeat', instance: 'attacker', data: { interval_seconds: 5, dropped } });
+        const answer = await post(`${sidecar.ingest}/v1/events`, gzipSync(Buffer.from(line)), { ...authorized, 'Content-Encoding': 'gzip' });
+        const body = JSON.parse(answer.body) as { errors?: { reason: string }[] };
+        statuses.push(`${answer.status}${body.errors?.[0] ? ` ${body.errors[0].reason}` : ''}`);
+      }
+      await sleep(1000);
+      const after = rssMiB(pid);
+      const samples = await scrapeSamples(sidecar);
+      const folded = samples.get(series('hermes_sidecar_heartbeat_keys_folded_total', { key: 'hook' })) ?? 0;
+      const ingest = await post(`${sidecar.ingest}/v1/events`, Buffer.from(toolLine(1)), authorized);
+      record(`${label}: RSS before → after (MiB)`, `${before} → ${after}; answers ${[...new Set(statuses)].join(', ')}; keys folded ${folded}; ingest after ${ingest.status}`, '< 300 MB; issue: 1.15 GB');
+    } finally {
+      await sidecar.stop('SIGKILL');
+    }
+  }
+}
+
+async function overload(): Promise<void> {
+  process.stdout.write('5. 429 → retry → exactly once, with the real plugin\n');
+  const sidecar = await edgeSidecar(['--ingest.queue-capacity=1']);
+  const python = execFileSync('sh', ['-c', 'command -v python3']).toString().trim();
+  const plugin = await HeldPlugin.start(python, `${sidecar.ingest}/v1/events`, {
+    HERMES_SIDECAR_TOKEN: TOKEN,
+    HERMES_SIDECAR_HEARTBEAT_INTERVAL: '0.5',
+    HERMES_SIDECAR_TIMEOUT: '5',
+  });
+  try {
+    const floodLines = 4000;
+    const floodBody = Buffer.from(Array.from({ length: floodLines }, (_, index) => JSON.stringify({ event: 'post_tool_call', tool_name: 'flood', status: 'ok', tool_call_id: `f${index}` })).join('\n'));
+    let flooding = true;
+    const flood = { accepted: 0, refused: 0 };
+    const floodLoop = async () => {
+      while (flooding) {
+        const answer = await post(`${sidecar.ingest}/v1/events`, floodBody, authorized);
+        if (answer.status === 202) flood.accepted += 1;
+        else if (answer.status === 429) flood.refused += 1;
+      }
+    };
+    const floods = Array.from({ length: 4 }, floodLoop);
+    await sleep(300);
+    const events = 5000;
+    await plugin.command(`events ${events} 0`);
+    let stats = await plugin.stats();
+    for (let attempt = 0; attempt < 120 && stats.events_delivered < events; attempt += 1) stats = (await plugin.command('flush')).stats as typeof stats;
+    flooding = false;
+    await Promise.all(floods);
+    const final = await plugin.flushAll();
+    const samples = await scrapeSamples(sidecar);
+    const refused = (samples.get(series('hermes_sidecar_ingest_requests_total', { route: '/v1/events', code: '429' })) ?? 0) - flood.refused;
+    const floodApplied = samples.get(series('hermes_tool_calls_total', { tool: 'flood', status: 'ok' })) ?? 0;
+    const pluginApplied = appliedEvents(samples) - floodApplied;
+    record(
+      'plugin events numbered / delivered / applied once',
+      `${final.events_numbered} / ${final.events_delivered} / ${pluginApplied}; plugin posts answered 429: ${refused}; duplicates ${samples.get('hermes_sidecar_events_duplicate_total')}, lost ${samples.get('hermes_sidecar_events_lost_total')}, plugin drops ${totalDropped(final.dropped)}, sidecar drop reports ${droppedTotal(samples)}`,
+      'applied = numbered',
+    );
+    record('flood posts 202 / 429 (queue of 1 batch)', `${flood.accepted} / ${flood.refused}; flood events applied ${floodApplied} = ${flood.accepted} × ${floodLines}`, '—');
+  } finally {
+    await plugin.stop();
+    await sidecar.stop('SIGKILL');
+  }
+}
+
+const SECTIONS = { 'hooks-flood': hooksFlood, 'scrape-under-body': scrapeUnderBody, 'bcrypt-flood': bcryptFlood, 'heartbeat-keys': heartbeatKeys, overload } as const;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' } } });
+  const names = values.only === undefined ? Object.keys(SECTIONS) : values.only.split(',');
+  const started = new Date().toISOString();
+  const load = loadavg().map((value) => value.toFixed(2)).join(' ');
+  process.stdout.write(`edge bench ${started}, ${cpus().length} CPUs, load ${load}\n`);
+  for (const name of names) {
+    const section = SECTIONS[name as keyof typeof SECTIONS];
+    if (section === undefined) throw new Error(`unknown section ${name}`);
+    await section();
+  }
+  if (values.out !== undefined) {
+    const table = ['| measure | figure | target / before |', '|---|---|---|', ...rows.map((row) => `| ${row.join(' | ')} |`)];
+    const header = `Command: \`npx tsx bench/edge.ts${values.only === undefined ? '' : ` --only ${values.only}`}\` on ${started}; ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), load average at start ${load}, Node ${process.version}.\n\n`;
+    writeFileSync(values.out, `${header}${table.join('\n')}\n`);
+  }
+}
+
+await main();
