@@ -46,7 +46,7 @@ describe('Ingestor with a recorder that throws', () => {
     };
     const failures: unknown[] = [];
     const pipeline = createEventPipeline(config, metrics, () => 1000, (error) => failures.push(error));
-    const ingestor = new Ingestor(new IngestQueue(4), pipeline.dispatcher, metricsOwnedBy(metrics, 'ingest/ingestor'));
+    const ingestor = new Ingestor(new IngestQueue({ batches: 4, events: 100_000 }), pipeline.dispatcher, metricsOwnedBy(metrics, 'ingest/ingestor'));
     const events = [
       { event: 'post_tool_call', tool_name: 't', status: 'ok' },
       { event: 'on_session_start', platform: 'cli' },

@@ -4,9 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
-import { liveBytes, MemoryGuard, processMemory, runtimeGc, type MemoryUsage } from '../../src/ingest/memory.js';
+import { liveBytes, MemoryGuard, processMemory, runtimeGc, type MemoryProbe } from '../../src/ingest/memory.js';
 import { series } from '../support/exposition.js';
 import { FakeClock, startTestSidecar } from '../support/sidecar.js';
+
+type MemoryUsage = ReturnType<MemoryProbe>;
 
 const MiB = 1024 * 1024;
 const line = { event: 'post_tool_call', tool_name: 't', status: 'ok' };
