@@ -30,6 +30,21 @@ describe('global series cap', () => {
     expect(samples.get('hermes_sidecar_series')).toBe(8); // 6 admitted + 2 overflow series
   });
 
+  it('sums the scrape-time gauges of folded label sets into their overflow series', async () => {
+    const harness = startTestSidecar({ 'metrics.max-series': '2' });
+    const start = (tool: string, id: string) => ({ event: 'pre_tool_call', tool_name: tool, tool_call_id: id });
+    await harness.postNdjson([start('a', '1'), start('b', '2'), start('c', '3'), start('d', '4'), start('d', '5')]);
+    const first = await harness.samples();
+    expect(first.get(series('hermes_tool_calls_in_flight', { tool: 'a' }))).toBe(1);
+    expect(first.get(series('hermes_tool_calls_in_flight', { tool: 'b' }))).toBe(1);
+    expect(first.get(series('hermes_tool_calls_in_flight', { tool: 'other' }))).toBe(3);
+    await harness.postNdjson([{ event: 'post_tool_call', tool_name: 'd', tool_call_id: '4', status: 'ok' }]);
+    const second = await harness.samples();
+    expect(second.get(series('hermes_tool_calls_in_flight', { tool: 'other' }))).toBe(2);
+    const inFlight = [...second].filter(([key]) => key.startsWith('hermes_tool_calls_in_flight{')).reduce((sum, [, value]) => sum + value, 0);
+    expect(inFlight).toBe(4);
+  });
+
   it('folds the API path (resolved series handles) the same way, counting every folded write', async () => {
     const harness = startTestSidecar({ 'metrics.max-series': '2' });
     const success = (model: string) => ({ event: 'post_api_request', provider: 'p', model });

@@ -128,9 +128,9 @@ export class ApiRecorder implements Collectable {
 
   /** Attempts in flight, counted from the open spans. */
   collect(): void {
-    for (const [labels, count] of this.inFlightTally.tally(this.inFlight.values(), (labels) => labels)) {
-      this.metrics.apiRequestsInFlight.set(labels, count);
-    }
+    const { seen, counts } = this.inFlightTally.tally(this.inFlight.values(), (labels) => labels);
+    for (const labels of seen) this.metrics.apiRequestsInFlight.set(labels, 0);
+    for (const [labels, count] of counts) this.metrics.apiRequestsInFlight.inc(labels, count);
   }
 
   succeeded(event: Succeeded): void {

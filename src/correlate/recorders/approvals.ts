@@ -58,8 +58,9 @@ export class ApprovalRecorder implements Collectable {
 
   /** Approvals pending, counted from the open spans. */
   collect(): void {
-    const tally = this.pendingTally.tally(this.pending.values(), (approval) => ({ surface: approval.surface }));
-    for (const [labels, count] of tally) this.metrics.approvalsPending.set(labels, count);
+    const { seen, counts } = this.pendingTally.tally(this.pending.values(), (approval) => ({ surface: approval.surface }));
+    for (const labels of seen) this.metrics.approvalsPending.set(labels, 0);
+    for (const [labels, count] of counts) this.metrics.approvalsPending.inc(labels, count);
   }
 
   requested(event: Approval, observedAt: number): void {

@@ -60,9 +60,10 @@ export function spanTable<V>(
 
 /**
  * Counts open entries per label set for a gauge set at scrape time. Every label set a span was
- * opened with is reported, at 0 once its spans are gone, so a series exists from its first span
- * on, scraped in between or not. Label values are guarded, so the label sets remembered are
- * bounded by the label caps.
+ * opened with is reported, so a series exists from its first span on, scraped in between or not.
+ * A collector first sets every label set seen to 0, then adds the counts: label sets folded into
+ * one overflow series by the series budget then sum there instead of overwriting each other.
+ * Label values are guarded, so the label sets remembered are bounded by the label caps.
  */
 export class GaugeTally<L extends { readonly [label: string]: string }> {
   private readonly seen = new Map<string, L>();
@@ -73,10 +74,9 @@ export class GaugeTally<L extends { readonly [label: string]: string }> {
     if (!this.seen.has(key)) this.seen.set(key, labels);
   }
 
-  /** [labels, count] for every label set seen so far; `labelsOf` picks the labels of an entry. */
-  tally<V>(entries: Iterable<V>, labelsOf: (entry: V) => L): [L, number][] {
+  /** Every label set seen (to set to 0), and the count of open entries per label set (to add). */
+  tally<V>(entries: Iterable<V>, labelsOf: (entry: V) => L): { readonly seen: Iterable<L>; readonly counts: Iterable<[L, number]> } {
     const counts = new Map<string, [L, number]>();
-    for (const [key, labels] of this.seen) counts.set(key, [labels, 0]);
     for (const entry of entries) {
       const labels = labelsOf(entry);
       const key = keyOf(labels);
@@ -84,10 +84,10 @@ export class GaugeTally<L extends { readonly [label: string]: string }> {
       if (count !== undefined) count[1] += 1;
       else {
         counts.set(key, [labels, 1]);
-        this.seen.set(key, labels);
+        if (!this.seen.has(key)) this.seen.set(key, labels);
       }
     }
-    return [...counts.values()];
+    return { seen: this.seen.values(), counts: counts.values() };
   }
 }
 

@@ -43,7 +43,9 @@ export class SessionRecorder implements Collectable {
 
   /** Sessions active, counted from the table. */
   collect(): void {
-    for (const [labels, count] of this.activeTally.tally(this.active.values(), (labels) => labels)) this.metrics.sessionsActive.set(labels, count);
+    const { seen, counts } = this.activeTally.tally(this.active.values(), (labels) => labels);
+    for (const labels of seen) this.metrics.sessionsActive.set(labels, 0);
+    for (const [labels, count] of counts) this.metrics.sessionsActive.inc(labels, count);
   }
 
   finalized(event: Lifecycle): void {

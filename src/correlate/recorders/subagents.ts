@@ -31,7 +31,9 @@ export class SubagentRecorder implements Collectable {
 
   /** Subagents running, counted from the open spans. */
   collect(): void {
-    for (const [labels, count] of this.activeTally.tally(this.active.values(), (labels) => labels)) this.metrics.subagentsActive.set(labels, count);
+    const { seen, counts } = this.activeTally.tally(this.active.values(), (labels) => labels);
+    for (const labels of seen) this.metrics.subagentsActive.set(labels, 0);
+    for (const [labels, count] of counts) this.metrics.subagentsActive.inc(labels, count);
   }
 
   stopped(event: Stopped): void {

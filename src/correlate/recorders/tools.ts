@@ -35,9 +35,9 @@ export class ToolRecorder implements Collectable {
 
   /** Tool calls in flight, counted from the open spans. */
   collect(): void {
-    for (const [labels, count] of this.inFlightTally.tally(this.inFlight.values(), (labels) => labels)) {
-      this.metrics.toolCallsInFlight.set(labels, count);
-    }
+    const { seen, counts } = this.inFlightTally.tally(this.inFlight.values(), (labels) => labels);
+    for (const labels of seen) this.metrics.toolCallsInFlight.set(labels, 0);
+    for (const [labels, count] of counts) this.metrics.toolCallsInFlight.inc(labels, count);
   }
 
   finished(event: Finished): void {
