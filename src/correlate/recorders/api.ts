@@ -128,9 +128,10 @@ export class ApiRecorder implements Collectable {
 
   /** Attempts in flight, counted from the open spans. */
   collect(): void {
-    const { seen, counts } = this.inFlightTally.tally(this.inFlight.values(), (labels) => labels);
-    for (const labels of seen) this.metrics.apiRequestsInFlight.set(labels, 0);
-    for (const [labels, count] of counts) this.metrics.apiRequestsInFlight.inc(labels, count);
+    for (const [labels, change] of this.inFlightTally.changes(this.inFlight.values(), (labels) => labels)) {
+      if (change < 0) this.metrics.apiRequestsInFlight.dec(labels, -change);
+      else this.metrics.apiRequestsInFlight.inc(labels, change);
+    }
   }
 
   succeeded(event: Succeeded): void {

@@ -58,9 +58,10 @@ export class ApprovalRecorder implements Collectable {
 
   /** Approvals pending, counted from the open spans. */
   collect(): void {
-    const { seen, counts } = this.pendingTally.tally(this.pending.values(), (approval) => ({ surface: approval.surface }));
-    for (const labels of seen) this.metrics.approvalsPending.set(labels, 0);
-    for (const [labels, count] of counts) this.metrics.approvalsPending.inc(labels, count);
+    for (const [labels, change] of this.pendingTally.changes(this.pending.values(), (approval) => ({ surface: approval.surface }))) {
+      if (change < 0) this.metrics.approvalsPending.dec(labels, -change);
+      else this.metrics.approvalsPending.inc(labels, change);
+    }
   }
 
   requested(event: Approval, observedAt: number): void {

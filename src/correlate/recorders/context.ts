@@ -59,35 +59,47 @@ export function spanTable<V>(
 }
 
 /**
- * Counts open entries per label set for a gauge set at scrape time. Every label set a span was
- * opened with is reported, so a series exists from its first span on, scraped in between or not.
- * A collector first sets every label set seen to 0, then adds the counts: label sets folded into
- * one overflow series by the series budget then sum there instead of overwriting each other.
- * Label values are guarded, so the label sets remembered are bounded by the label caps.
+ * Counts open entries per label set for a gauge computed at scrape time, and reports each label
+ * set's change since the last scrape. Writing changes rather than values keeps label sets that
+ * the series budget folds into one overflow series summed there (a `set` per label set would
+ * overwrite), and a label set reported for the first time is written even at 0, so a series
+ * exists from its first span on, scraped in between or not. Label values are guarded, so the
+ * label sets remembered are bounded by the label caps.
  */
 export class GaugeTally<L extends { readonly [label: string]: string }> {
-  private readonly seen = new Map<string, L>();
+  private readonly reported = new Map<string, { readonly labels: L; value: number }>();
+  private readonly pending = new Map<string, L>();
 
   /** Remembers the label set of a span being opened. */
   opened(labels: L): void {
     const key = keyOf(labels);
-    if (!this.seen.has(key)) this.seen.set(key, labels);
+    if (!this.reported.has(key) && !this.pending.has(key)) this.pending.set(key, labels);
   }
 
-  /** Every label set seen (to set to 0), and the count of open entries per label set (to add). */
-  tally<V>(entries: Iterable<V>, labelsOf: (entry: V) => L): { readonly seen: Iterable<L>; readonly counts: Iterable<[L, number]> } {
-    const counts = new Map<string, [L, number]>();
+  /** [labels, change] for every label set whose count changed, or that was never reported. */
+  changes<V>(entries: Iterable<V>, labelsOf: (entry: V) => L): [L, number][] {
+    const counts = new Map<string, { readonly labels: L; count: number }>();
     for (const entry of entries) {
       const labels = labelsOf(entry);
       const key = keyOf(labels);
-      const count = counts.get(key);
-      if (count !== undefined) count[1] += 1;
-      else {
-        counts.set(key, [labels, 1]);
-        if (!this.seen.has(key)) this.seen.set(key, labels);
-      }
+      const current = counts.get(key);
+      if (current === undefined) counts.set(key, { labels, count: 1 });
+      else current.count += 1;
     }
-    return { seen: this.seen.values(), counts: counts.values() };
+    for (const [key, labels] of this.pending) if (!counts.has(key)) counts.set(key, { labels, count: 0 });
+    this.pending.clear();
+    const changes: [L, number][] = [];
+    for (const [key, last] of this.reported) {
+      const count = counts.get(key)?.count ?? 0;
+      counts.delete(key);
+      if (count !== last.value) changes.push([last.labels, count - last.value]);
+      last.value = count;
+    }
+    for (const [key, { labels, count }] of counts) {
+      this.reported.set(key, { labels, value: count });
+      changes.push([labels, count]);
+    }
+    return changes;
   }
 }
 

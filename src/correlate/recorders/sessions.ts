@@ -43,9 +43,10 @@ export class SessionRecorder implements Collectable {
 
   /** Sessions active, counted from the table. */
   collect(): void {
-    const { seen, counts } = this.activeTally.tally(this.active.values(), (labels) => labels);
-    for (const labels of seen) this.metrics.sessionsActive.set(labels, 0);
-    for (const [labels, count] of counts) this.metrics.sessionsActive.inc(labels, count);
+    for (const [labels, change] of this.activeTally.changes(this.active.values(), (labels) => labels)) {
+      if (change < 0) this.metrics.sessionsActive.dec(labels, -change);
+      else this.metrics.sessionsActive.inc(labels, change);
+    }
   }
 
   finalized(event: Lifecycle): void {

@@ -31,9 +31,10 @@ export class SubagentRecorder implements Collectable {
 
   /** Subagents running, counted from the open spans. */
   collect(): void {
-    const { seen, counts } = this.activeTally.tally(this.active.values(), (labels) => labels);
-    for (const labels of seen) this.metrics.subagentsActive.set(labels, 0);
-    for (const [labels, count] of counts) this.metrics.subagentsActive.inc(labels, count);
+    for (const [labels, change] of this.activeTally.changes(this.active.values(), (labels) => labels)) {
+      if (change < 0) this.metrics.subagentsActive.dec(labels, -change);
+      else this.metrics.subagentsActive.inc(labels, change);
+    }
   }
 
   stopped(event: Stopped): void {

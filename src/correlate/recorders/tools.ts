@@ -35,9 +35,10 @@ export class ToolRecorder implements Collectable {
 
   /** Tool calls in flight, counted from the open spans. */
   collect(): void {
-    const { seen, counts } = this.inFlightTally.tally(this.inFlight.values(), (labels) => labels);
-    for (const labels of seen) this.metrics.toolCallsInFlight.set(labels, 0);
-    for (const [labels, count] of counts) this.metrics.toolCallsInFlight.inc(labels, count);
+    for (const [labels, change] of this.inFlightTally.changes(this.inFlight.values(), (labels) => labels)) {
+      if (change < 0) this.metrics.toolCallsInFlight.dec(labels, -change);
+      else this.metrics.toolCallsInFlight.inc(labels, change);
+    }
   }
 
   finished(event: Finished): void {
