@@ -98,8 +98,10 @@ export type EventData =
       readonly completed?: boolean;
       readonly failed?: boolean;
       readonly interrupted?: boolean;
-      /** turn_exit_reason of Hermes releases that pass it; on_session_end's reason (CLI exit paths) otherwise. */
+      /** turn_exit_reason, from Hermes releases that pass it. */
       readonly exitReason?: string;
+      /** reason: the CLI's exit paths call on_session_end with it when the session ends, not per turn. */
+      readonly sessionExitReason?: string;
     }
   | { readonly type: 'turn_ended'; readonly turnId?: string; readonly durationSeconds?: number }
   | { readonly type: 'tool_started'; readonly toolCallId?: string; readonly tool?: string; readonly turnId?: string }
@@ -316,7 +318,8 @@ const READERS: ReadonlyMap<string, Reader> = new Map(Object.entries({
     completed: bool(fields, 'completed'),
     failed: bool(fields, 'failed'),
     interrupted: bool(fields, 'interrupted'),
-    exitReason: str(fields, 'turn_exit_reason') ?? str(fields, 'reason'),
+    exitReason: str(fields, 'turn_exit_reason'),
+    sessionExitReason: str(fields, 'reason'),
   }),
   turn_end: (fields) => ({ type: 'turn_ended', turnId: id(fields, 'turn_id'), durationSeconds: turnDuration(fields) }),
   pre_tool_call: (fields) => ({

@@ -39,7 +39,7 @@ export const FED_BY = {
   apiRequestsInFlight: { feed: 'hermes', by: '`pre_api_request` → `post_api_request` / `api_request_error` by `api_request_id`' },
 
   turnsStarted: { feed: 'hermes', by: '`pre_llm_call`: `platform`, `model`' },
-  turnsFinished: { feed: 'partial', by: `\`on_session_end\`: outcome from \`completed\`/\`interrupted\`; \`exit_reason\` from \`reason\` (CLI exit paths only) — \`turn_exit_reason\` and \`failed\` come from later Hermes only, so on ${TESTED} turn ends read \`exit_reason="unknown"\` and never \`outcome="failed"\`` },
+  turnsFinished: { feed: 'partial', by: `\`on_session_end\` by \`turn_id\`: outcome from \`completed\`/\`interrupted\`; a CLI exit (\`reason\`, no \`turn_id\`) ends the session's open turns with \`exit_reason\` = that reason. \`turn_exit_reason\` and \`failed\` come from later Hermes only, so on ${TESTED} turns that end normally read \`exit_reason="unknown"\` and never \`outcome="failed"\`` },
   turnDuration: { feed: 'hermes', by: '`pre_llm_call` → `on_session_end` by `turn_id` (observed times)' },
   turnApiCalls: { feed: 'hermes', by: '`turn_id` of `pre_api_request`/`post_api_request`/`api_request_error` per turn' },
   turnToolCalls: { feed: 'hermes', by: '`turn_id` of `pre_tool_call` per turn' },

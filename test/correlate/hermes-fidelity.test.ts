@@ -97,24 +97,42 @@ describe('smart approvals that escalate (tools/approval_smart.py _smart_verdict,
 describe('on_session_end as Hermes calls it', () => {
   const turn = (turnId: string, at: number) => line('pre_llm_call', at, { session_id: 's1', turn_id: turnId, platform: 'cli', model: 'm' });
 
-  it('takes the outcome from completed/interrupted and the exit reason from the CLI\'s reason', async () => {
-    const harness = startTestSidecar();
+  it('takes the outcome from completed/interrupted; a CLI exit ends the open turns with its reason and is no turn itself', async () => {
+    const harness = startTestSidecar({ 'correlator.span-ttl': '60' });
+    // cli.py exit paths: on_session_end with reason= and no turn_id, when the session ends.
+    const exit = (sessionId: string, at: number) =>
+      line('on_session_end', at, { session_id: sessionId, platform: 'cli', model: 'm', completed: false, interrupted: true, reason: 'cli_exit' });
     await harness.postNdjson([
       // run_agent.py AIAgent.run_conversation, end of each turn: completed=, interrupted=, no reason.
       turn('t1', 100),
       line('on_session_end', 104, { session_id: 's1', turn_id: 't1', platform: 'cli', model: 'm', completed: true, interrupted: false }),
       turn('t2', 110),
-      line('on_session_end', 111, { session_id: 's1', turn_id: 't2', platform: 'cli', model: 'm', completed: false, interrupted: true }),
-      // cli.py exit path: on_session_end with reason= and no turn.
-      line('on_session_end', 120, { session_id: 's1', platform: 'cli', model: 'm', reason: 'cli_exit' }),
+      exit('s2', 110.5), // another session's exit leaves s1's turn open
+      exit('s1', 111),
+      exit('s1', 120), // between turns: no turn ends
     ]);
+    harness.clock.advance(3600);
+    harness.sidecar.sweep();
     const samples = await harness.samples();
     expect(Object.fromEntries(samplesOf(new Map(samples), 'hermes_turns_finished_total'))).toEqual({
       [series('hermes_turns_finished_total', { platform: 'cli', model: 'm', outcome: 'completed', exit_reason: 'unknown' })]: 1,
-      [series('hermes_turns_finished_total', { platform: 'cli', model: 'm', outcome: 'interrupted', exit_reason: 'unknown' })]: 1,
-      [series('hermes_turns_finished_total', { platform: 'cli', model: 'm', outcome: 'unknown', exit_reason: 'cli_exit' })]: 1,
+      [series('hermes_turns_finished_total', { platform: 'cli', model: 'm', outcome: 'interrupted', exit_reason: 'cli_exit' })]: 1,
     });
     expect(samples.get(series('hermes_turn_duration_seconds_sum', { platform: 'cli', outcome: 'interrupted' }))).toBe(1);
+    expect(samples.get(series('hermes_sidecar_orphaned_spans_total', { kind: 'turn' }))).toBe(0);
+  });
+
+  it('reads turn_exit_reason and failed where a later Hermes passes them', async () => {
+    const harness = startTestSidecar();
+    await harness.postNdjson([
+      turn('t1', 100),
+      line('on_session_end', 101, {
+        session_id: 's1', turn_id: 't1', platform: 'cli', model: 'm', completed: false, failed: true, interrupted: false,
+        turn_exit_reason: 'max_iterations_reached(90/90)',
+      }),
+    ]);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_turns_finished_total', { platform: 'cli', model: 'm', outcome: 'failed', exit_reason: 'max_iterations_reached' }))).toBe(1);
   });
 });
 

@@ -1,6 +1,10 @@
 /**
  * Turns: pre_llm_call opens a turn, on_session_end (which fires once per turn) or an envelope
  * turn_end closes it. API attempts and tool calls carrying the turn_id are counted into it.
+ *
+ * The CLI's exit paths also call on_session_end, with a `reason` and no turn_id, when the session
+ * ends (cli.py). That is not a turn: it ends the session's turns still open (interrupted by the
+ * exit, with the reason as their exit reason), and nothing when none is open.
  */
 import type { EventData } from '../../contract/events.js';
 import type { ValueOf } from '../../metrics/catalogue.js';
@@ -14,9 +18,11 @@ type Finished = Extract<EventData, { type: 'turn_finished' }>;
 type Ended = Extract<EventData, { type: 'turn_ended' }>;
 
 interface TurnState {
+  readonly turnId: string;
   /** Observed time of pre_llm_call; undefined when the turn was only seen through its calls. */
   startedAt: number | undefined;
   platform: string | undefined;
+  sessionId: string | undefined;
   apiCalls: number;
   toolCalls: number;
 }
@@ -40,13 +46,15 @@ function exitReasonBase(reason: string | undefined): string | undefined {
 
 export class TurnRecorder {
   private readonly turns;
+  // session_id → its open turns that pre_llm_call named the session of, for the CLI's exit.
+  private readonly bySession = new Map<string, Set<string>>();
 
   constructor(
     private readonly context: RecorderContext,
     private readonly metrics: OwnedMetrics<'correlate/recorders/turns'>,
   ) {
     // A turn that never ends is orphaned, whether it was opened by pre_llm_call or by its calls.
-    this.turns = spanTable<TurnState>(context, 'turn');
+    this.turns = spanTable<TurnState>(context, 'turn', (state) => this.unindex(state));
   }
 
   started(event: Started, observedAt: number): void {
@@ -58,6 +66,12 @@ export class TurnRecorder {
     const state = this.stateOf(event.turnId);
     state.startedAt = observedAt;
     state.platform = event.platform;
+    if (event.sessionId !== undefined && state.sessionId === undefined) {
+      state.sessionId = event.sessionId;
+      let open = this.bySession.get(event.sessionId);
+      if (open === undefined) this.bySession.set(event.sessionId, (open = new Set()));
+      open.add(state.turnId);
+    }
   }
 
   countApiAttempt(turnId: string | undefined): void {
@@ -69,15 +83,29 @@ export class TurnRecorder {
   }
 
   finished(event: Finished, observedAt: number): void {
+    if (event.turnId === undefined && event.sessionExitReason !== undefined) {
+      this.sessionExited(event, observedAt);
+      return;
+    }
+    this.finish(event, this.close(event.turnId), observedAt);
+  }
+
+  /** A CLI exit: the session's open turns end with it. */
+  private sessionExited(event: Finished, observedAt: number): void {
+    const open = event.sessionId === undefined ? undefined : this.bySession.get(event.sessionId);
+    for (const turnId of [...(open ?? [])]) this.finish(event, this.close(turnId), observedAt);
+  }
+
+  private finish(event: Finished, state: TurnState | undefined, observedAt: number): void {
     const outcome = turnOutcome(event);
     const platform = this.context.labels.value('platform', event.platform);
+    const exitReason = exitReasonBase(event.exitReason) ?? event.sessionExitReason;
     this.metrics.turnsFinished.inc({
       platform,
       model: this.context.labels.value('model', event.model),
       outcome,
-      exit_reason: this.context.labels.value('exit_reason', exitReasonBase(event.exitReason)),
+      exit_reason: this.context.labels.value('exit_reason', exitReason),
     });
-    const state = this.close(event.turnId);
     if (state === undefined) return;
     const turnPlatform = event.platform === undefined ? this.context.labels.value('platform', state.platform) : platform;
     if (state.startedAt !== undefined) {
@@ -104,13 +132,22 @@ export class TurnRecorder {
   }
 
   private close(turnId: string | undefined): TurnState | undefined {
-    return turnId === undefined ? undefined : this.turns.close(turnId)?.value;
+    const state = turnId === undefined ? undefined : this.turns.close(turnId)?.value;
+    if (state !== undefined) this.unindex(state);
+    return state;
+  }
+
+  private unindex(state: TurnState): void {
+    if (state.sessionId === undefined) return;
+    const open = this.bySession.get(state.sessionId);
+    open?.delete(state.turnId);
+    if (open?.size === 0) this.bySession.delete(state.sessionId);
   }
 
   private stateOf(turnId: string): TurnState {
     const existing = this.turns.get(turnId);
     if (existing !== undefined) return existing;
-    const state: TurnState = { startedAt: undefined, platform: undefined, apiCalls: 0, toolCalls: 0 };
+    const state: TurnState = { turnId, startedAt: undefined, platform: undefined, sessionId: undefined, apiCalls: 0, toolCalls: 0 };
     this.turns.open(turnId, state);
     return state;
   }
