@@ -90,6 +90,7 @@ async function section(key: string, title: string, run: () => Promise<SectionRes
   const seconds = (Date.now() - sectionStarted) / 1000;
   ran.push({ result, loadStart, loadEnd, seconds });
   if (!failed) log(`[${result.key}] ${result.summary} (${fmt(seconds, 1)} s)`);
+  if (!failed && result.targets.length === 0) log(`[${result.key}] target: none (informational: explains the figures of the sections with targets)`);
   for (const target of result.targets) {
     log(`[${result.key}] target: ${target.name}: wanted ${target.target}, measured ${target.measured} → ${target.met ? 'met' : 'MISSED'}`);
   }
@@ -185,7 +186,7 @@ function resultsMarkdown(): string {
       `*Load average (1/5/15 min) at the start ${loadText(loadStart)}, at the end ${loadText(loadEnd)}; ${fmt(seconds, 0)} s.*`,
       '',
       ...(result.targets.length === 0
-        ? []
+        ? ['**Target:** none of its own (informational: it explains the figures of the sections with targets).', '']
         : [
             result.targets.map((target) => `**Target:** ${target.name} ${target.target} — measured ${target.measured}: **${target.met ? 'met' : 'missed'}**.`).join('\n\n'),
             '',
