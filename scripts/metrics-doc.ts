@@ -69,6 +69,7 @@ function describeValues(label: string, values: LabelValues): string {
   if (values === OPEN) return `open: from Hermes, at most ${String(DEFAULT_LABEL_CAPS[label as keyof typeof DEFAULT_LABEL_CAPS])} values (then \`other\`)`;
   if (values === INFO) return 'build information';
   if ('derived' in values) return values.description;
+  if ('sameAs' in values) return `the values of \`${values.sameAs}\` (guarded as that label is)`;
   return (closedValues(values) ?? []).map(code).join(', ');
 }
 

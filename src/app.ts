@@ -8,6 +8,8 @@ import type { Express } from 'express';
 import type { Config, ListenAddress } from './config.js';
 import { createIngestApp, type IngestAppOptions } from './ingest/app.js';
 import { createWebApp } from './web/app.js';
+import { createExposition, renderText, type Exposition } from './exposition/exposition.js';
+import type { Format } from './exposition/serializer.js';
 import { createMetricsRegistry, metricsOwnedBy, type Metrics, type MetricsRegistry } from './metrics/registry.js';
 import { createEventPipeline } from './correlate/assemble.js';
 import type { Dispatcher } from './correlate/dispatcher.js';
@@ -34,9 +36,15 @@ export interface SidecarDeps {
   readonly slicer?: Slicer;
 }
 
+/** The registry with its rendering: `render()` is the whole exposition as one string (text format by default). */
+export interface RenderingRegistry extends MetricsRegistry {
+  render(format?: Format): Promise<string>;
+}
+
 export interface Sidecar {
   readonly config: Config;
-  readonly registry: MetricsRegistry;
+  readonly registry: RenderingRegistry;
+  readonly exposition: Exposition;
   readonly metrics: Metrics;
   readonly ingestApp: Express;
   readonly webApp: Express;
@@ -69,7 +77,9 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     buckets: config.buckets,
     maxAgentSeries: config.maxAgentSeries,
     defaultMetrics: deps.defaultMetrics ?? true,
+    semconv: config.semconv,
   });
+  const exposition = createExposition(registry);
   const { metrics } = registry;
   const pipeline = createEventPipeline(config, metrics, clock, (error) =>
     logger.error({ code: 'apply_failed', ...errorFields(error) }, 'applying an event failed'),
@@ -113,6 +123,7 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
   const ingestApp = createIngestApp(ingestOptions);
   const webApp = createWebApp({
     registry,
+    exposition,
     telemetryPath: config.web.telemetryPath,
     version: VERSION,
     ready: () => {
@@ -126,7 +137,8 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
 
   return {
     config,
-    registry,
+    registry: { ...registry, render: (format = 'text') => renderText(exposition, format) },
+    exposition,
     metrics,
     ingestApp,
     webApp,

@@ -16,7 +16,7 @@ import type { PriceEntry } from './correlate/recorders/pricing.js';
 
 export { ConfigError } from './errors.js';
 
-type Kind = 'address' | 'path' | 'file' | 'positiveInt' | 'nonNegativeInt' | 'seconds' | 'logLevel';
+type Kind = 'address' | 'path' | 'file' | 'positiveInt' | 'nonNegativeInt' | 'seconds' | 'logLevel' | 'boolean';
 
 interface OptionSpec {
   /** Flag name without dashes, also the dotted key of the config file. */
@@ -55,6 +55,7 @@ export const OPTIONS = [
   { flag: 'sequence.reorder-seconds', kind: 'seconds', default: 30, help: 'Seconds a sequence gap waits for late events before they count as lost (a heartbeat of the instance settles it at once).' },
   { flag: 'sequence.max-instances', kind: 'positiveInt', default: 10_000, help: 'Most plugin instances remembered (least recently seen evicted and counted).' },
   { flag: 'metrics.max-series', kind: 'positiveInt', default: 10_000, help: 'Global cap on live label sets across agent metrics; new ones past it fold into overflow series (open labels as "other").' },
+  { flag: 'metrics.semconv', kind: 'boolean', default: 'false', help: 'Also export the OpenTelemetry GenAI families gen_ai_client_operation_duration_seconds and gen_ai_client_token_usage (true or false). Off by default: they repeat the API call data under a second set of names and spend the series budget.' },
   { flag: 'memory.limit-bytes', kind: 'nonNegativeInt', default: 512 * 1024 * 1024, help: 'Live memory (V8 heap used + Buffers) above which ingest answers 503 + Retry-After and /-/ready 503, until it is 10% below (0 disables).' },
   { flag: 'memory.rss-limit-bytes', kind: 'nonNegativeInt', default: 0, help: 'Resident memory above which ingest answers 503 + Retry-After, while live memory is at least half of it (0 disables).' },
   { flag: 'memory.heap-limit-bytes', kind: 'nonNegativeInt', default: 0, help: 'Used V8 heap above which ingest answers 503 + Retry-After until it falls again (0 disables).' },
@@ -107,6 +108,8 @@ export interface Config {
     readonly reorderSeconds: number;
   };
   readonly maxAgentSeries: number;
+  /** Export the OpenTelemetry GenAI semantic-convention families too. */
+  readonly semconv: boolean;
   readonly memory: { readonly liveLimitBytes: number; readonly rssLimitBytes: number; readonly heapLimitBytes: number };
   readonly labels: LabelRules;
   readonly buckets: BucketSets;
@@ -149,6 +152,7 @@ const KIND_SCHEMAS: Record<Kind, z.ZodType> = {
   nonNegativeInt: z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
   seconds: z.coerce.number().positive().finite(),
   logLevel: z.enum(LOG_LEVELS),
+  boolean: z.union([z.boolean(), z.enum(['true', 'false'], 'expected true or false').transform((text) => text === 'true')]),
 };
 
 const labelRuleSchema = z
@@ -384,6 +388,7 @@ export function loadConfig(inputs: ConfigInputs): Config {
       reorderSeconds: get('sequence.reorder-seconds'),
     },
     maxAgentSeries: get('metrics.max-series'),
+    semconv: get('metrics.semconv'),
     memory: {
       liveLimitBytes: get('memory.limit-bytes'),
       rssLimitBytes: get('memory.rss-limit-bytes'),

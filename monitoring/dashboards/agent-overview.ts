@@ -573,6 +573,38 @@ const subagents = (q: Promql): RowSpec => ({
   ],
 });
 
+const GEN_AI_PROVIDER = 'gen_ai_provider_name=~"$provider"';
+const GEN_AI_MODEL = 'gen_ai_request_model=~"$model"';
+
+/** The same calls under the OpenTelemetry GenAI names; empty unless the sidecar runs with --metrics.semconv. */
+const genAiConventions = (q: Promql): RowSpec => ({
+  title: 'OpenTelemetry GenAI conventions (--metrics.semconv)',
+  panels: [
+    timeseries({
+      title: 'GenAI operation duration p50 / p95 by provider',
+      description: 'gen_ai_client_operation_duration_seconds, successful and failed attempts together: p50 from the raw histogram, p95 recorded (5m). Empty unless the sidecar runs with --metrics.semconv.',
+      unit: 's',
+      min: 0,
+      width: 12,
+      queries: [
+        { expr: q.quantileOf(0.5, 'gen_ai_client_operation_duration_seconds', ['gen_ai_provider_name'], GEN_AI_PROVIDER, GEN_AI_MODEL), legend: 'p50 {{gen_ai_provider_name}}' },
+        { expr: q.selected(R.genAiDurationP95, GEN_AI_PROVIDER), legend: 'p95 {{gen_ai_provider_name}}' },
+      ],
+    }),
+    timeseries({
+      title: 'GenAI token usage per call p50 / p95 by token type',
+      description: 'Tokens per successful call from gen_ai_client_token_usage: input is the whole prompt, cached parts included. Empty unless the sidecar runs with --metrics.semconv.',
+      unit: 'suffix:tok',
+      min: 0,
+      width: 12,
+      queries: [
+        { expr: q.quantileOf(0.5, 'gen_ai_client_token_usage', ['gen_ai_token_type'], GEN_AI_PROVIDER, GEN_AI_MODEL), legend: 'p50 {{gen_ai_token_type}}' },
+        { expr: q.quantileOf(0.95, 'gen_ai_client_token_usage', ['gen_ai_token_type'], GEN_AI_PROVIDER, GEN_AI_MODEL), legend: 'p95 {{gen_ai_token_type}}' },
+      ],
+    }),
+  ],
+});
+
 export function agentOverviewDashboard(config: MonitoringConfig): Dashboard {
   const q = promql(config.selector);
   return buildDashboard({
@@ -587,6 +619,6 @@ export function agentOverviewDashboard(config: MonitoringConfig): Dashboard {
       providerVariable(q),
       modelVariable(q),
     ],
-    rows: [atAGlance, providerCalls, tokens, cost, errorsAndRetries, tools, approvals, turnsAndSessions, subagents].map((row) => row(q)),
+    rows: [atAGlance, providerCalls, tokens, cost, errorsAndRetries, tools, approvals, turnsAndSessions, subagents, genAiConventions].map((row) => row(q)),
   });
 }

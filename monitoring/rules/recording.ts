@@ -33,6 +33,8 @@ export const RECORDING = {
   providerRetriesExhaustedRate: 'provider:hermes_api_retries_exhausted:rate5m',
   toolCallsRate: 'tool:hermes_tool_calls:rate5m',
   toolFailureRatio: 'tool:hermes_tool_calls:failure_ratio_rate5m',
+  // The metric part keeps the hermes_ prefix of this bundle's recorded series.
+  genAiDurationP95: 'gen_ai_provider_name:hermes_gen_ai_client_operation_duration_seconds:p95_rate5m',
 } as const;
 
 const R = RECORDING;
@@ -107,6 +109,18 @@ const toolGroup = ({ selector }: MonitoringConfig): RuleGroup<RecordingRule> => 
   ],
 });
 
+/** The OpenTelemetry GenAI families (exported with --metrics.semconv); idle without them. */
+const genAiGroup = ({ selector }: MonitoringConfig): RuleGroup<RecordingRule> => ({
+  name: 'hermes-gen-ai.rules',
+  rules: [
+    rule(
+      R.genAiDurationP95,
+      `histogram_quantile(0.95, sum without (gen_ai_operation_name, gen_ai_request_model, error_type) (rate(${series('gen_ai_client_operation_duration_seconds_bucket', selector)}[5m])))`,
+      'p95 GenAI operation duration (OpenTelemetry gen_ai.client.operation.duration) by provider, successful and failed attempts together.',
+    ),
+  ],
+});
+
 export function recordingGroups(config: MonitoringConfig): RuleGroup<RecordingRule>[] {
-  return [apiGroup(config), toolGroup(config)];
+  return [apiGroup(config), toolGroup(config), genAiGroup(config)];
 }

@@ -84,10 +84,10 @@ export class Dispatcher {
         return api.started(data.call);
       case 'api_attempt_succeeded':
         if (data.call.kind === 'main') turns.countApiAttempt(data.call.turnId);
-        return api.succeeded(data);
+        return api.succeeded(data, event.observedAt);
       case 'api_attempt_failed':
         if (data.call.kind === 'main') turns.countApiAttempt(data.call.turnId);
-        return api.failed(data);
+        return api.failed(data, event.observedAt);
       case 'turn_started':
         sessions.touch(data.sessionId);
         return turns.started(data, event.observedAt);
@@ -95,12 +95,12 @@ export class Dispatcher {
         sessions.touch(data.sessionId);
         return turns.finished(data, event.observedAt);
       case 'turn_ended':
-        return turns.ended(data);
+        return turns.ended(data, event.observedAt);
       case 'tool_started':
         return tools.started(data);
       case 'tool_finished':
         turns.countToolCall(data.turnId);
-        return tools.finished(data);
+        return tools.finished(data, event.observedAt);
       case 'approval_requested':
         return approvals.requested(data, event.observedAt);
       case 'approval_responded':

@@ -12,7 +12,7 @@
  * docs/metrics.md. Dashboards, rules and their tests import this list to check every name they use.
  */
 import { ERRORS } from '../errors.js';
-import { OPEN_LABELS } from './labels.js';
+import { OPEN_LABELS, type OpenLabel } from './labels.js';
 
 /** Bucket sets; each can be overridden in the config file (`buckets:`). */
 export const DEFAULT_BUCKETS = {
@@ -27,6 +27,10 @@ export const DEFAULT_BUCKETS = {
   tokens: [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304],
   count: [1, 2, 3, 5, 8, 13, 21, 34, 55, 89],
   batch_events: [1, 5, 10, 50, 100, 500, 1000, 5000],
+  // The OpenTelemetry GenAI semantic conventions' advice for gen_ai.client.operation.duration
+  // (0.01 s doubling to 81.92 s) and gen_ai.client.token.usage (powers of 4 up to 67108864).
+  genai_seconds: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92],
+  genai_tokens: [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864],
 } as const satisfies Record<string, readonly number[]>;
 
 export type BucketSetName = keyof typeof DEFAULT_BUCKETS;
@@ -192,6 +196,10 @@ export const VALUES = {
   drop_key_part: ['hook', 'reason'],
   /** Why basic auth refused a web request. */
   auth_refusal: ['wrong', 'repeated', 'saturated'],
+  /** OpenTelemetry's gen_ai.operation.name: Hermes' provider calls are chat completions. */
+  gen_ai_operation: ['chat'],
+  /** OpenTelemetry's gen_ai.token.type. */
+  gen_ai_token_type: ['input', 'output'],
 } as const satisfies Record<string, readonly string[]>;
 
 type ValueSet = keyof typeof VALUES;
@@ -207,7 +215,14 @@ interface DerivedValues {
   /** What the values are, for docs/metrics.md. */
   readonly description: string;
 }
-export type LabelValues = readonly string[] | typeof OPEN | typeof INFO | DerivedValues;
+/**
+ * An open label under another name: it carries the guarded values of `sameAs` (the
+ * OpenTelemetry names of provider, model and reason), capped and folded as that label is.
+ */
+interface SameValues {
+  readonly sameAs: OpenLabel;
+}
+export type LabelValues = readonly string[] | typeof OPEN | typeof INFO | DerivedValues | SameValues;
 type LabelDeclarations = Readonly<Record<string, LabelValues>>;
 
 /**
@@ -234,10 +249,19 @@ export interface MetricSpec {
    * series appear with their first event, since they spend the series budget.
    */
   readonly preinit: boolean;
+  /** Exported only when chosen: `semconv` families need --metrics.semconv. */
+  readonly optIn?: 'semconv';
 }
 
 const isClosed = (values: LabelValues): values is readonly string[] | DerivedValues =>
-  values !== OPEN && values !== INFO;
+  values !== OPEN && values !== INFO && !('sameAs' in values);
+
+/** The guard label whose values a label carries: itself when open, its `sameAs` when declared so. */
+export function guardedLabel(spec: MetricSpec, name: string): string | undefined {
+  const declared = spec.labels[name];
+  if (declared === OPEN) return name;
+  return declared !== undefined && typeof declared === 'object' && 'sameAs' in declared ? declared.sameAs : undefined;
+}
 
 /** The closed values of a label (derived sets resolved); undefined for open and info labels. */
 export function closedValues(values: LabelValues): readonly string[] | undefined {
@@ -416,6 +440,24 @@ export const CATALOGUE = {
     'Memory writes (envelope memory_write).'),
   memoryWriteBytes: runs.counter('hermes_memory_write_bytes_total', { memory_provider: OPEN, action: OPEN }, 'agent',
     'Bytes written to memory (envelope memory_write size_bytes).'),
+
+  // OpenTelemetry GenAI semantic conventions (opt-in, --metrics.semconv): the same provider calls
+  // under the names OpenTelemetry dashboards expect. Provider, model and error type are the
+  // guarded values of the provider, model and reason labels.
+  genAiOperationDuration: {
+    ...api.histogram('gen_ai_client_operation_duration_seconds',
+      { gen_ai_operation_name: VALUES.gen_ai_operation, gen_ai_provider_name: { sameAs: 'provider' }, gen_ai_request_model: { sameAs: 'model' }, error_type: { sameAs: 'reason' } },
+      'genai_seconds', 'agent',
+      'GenAI operation duration (OpenTelemetry gen_ai.client.operation.duration; exported with --metrics.semconv): each provider API attempt as a chat operation; error_type is the failover reason, empty on success.'),
+    optIn: 'semconv',
+  },
+  genAiTokenUsage: {
+    ...api.histogram('gen_ai_client_token_usage',
+      { gen_ai_operation_name: VALUES.gen_ai_operation, gen_ai_provider_name: { sameAs: 'provider' }, gen_ai_request_model: { sameAs: 'model' }, gen_ai_token_type: VALUES.gen_ai_token_type },
+      'genai_tokens', 'agent',
+      'Tokens per successful provider call (OpenTelemetry gen_ai.client.token.usage; exported with --metrics.semconv) by token type ({gen_ai_token_type}): input is the whole prompt, cached parts included.'),
+    optIn: 'semconv',
+  },
 
   // Delivery health
   pluginCallbacksDropped: delivery.counter('hermes_plugin_callbacks_dropped_total', { hook: VALUES.plugin_hook, reason: VALUES.plugin_drop_reason }, 'delivery',

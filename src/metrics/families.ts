@@ -1,20 +1,30 @@
 /**
- * Storage and exposition of the catalogue's metric families.
+ * Storage of the catalogue's metric families: typed counter, gauge and histogram tables.
  *
- * Each family keeps its series in one Map keyed by the label values; a series holds its numbers
- * and its label text, escaped once when the series is created. Updating a series is a key build,
- * a Map lookup and an addition; rendering is string joins over precomputed pieces. (prom-client's
- * own metrics validated every label name and re-hashed every label object on each update, a
- * third of the ingest CPU, and built /metrics by concatenation: see bench/RESULTS.md.)
+ * Each family keeps its series in one Map keyed by the label values; a series holds only its
+ * numbers, its label values and a version that every write bumps (the serializer in
+ * src/exposition/ re-renders a series only when its version moved). Updating a series is a key
+ * build, a Map lookup and an addition. Rendering lives elsewhere: nothing here knows a format.
  *
- * The families also enforce what prom-client did not: values must be finite (and not negative
- * for counters and histograms), and live label sets of agent families share a global budget.
+ * Storage refuses what no sample may hold: non-finite values anywhere, negative increments of
+ * counters and negative observations of histograms. Every refusal is counted (`onInvalid`),
+ * never silent. Agent families share a global series budget; past it, a new label set folds
+ * into its overflow series.
  */
 import type { MetricSpec } from './catalogue.js';
 
-type Labels = Readonly<Record<string, string>>;
+export type Labels = Readonly<Record<string, string>>;
 
-const isCountable = (value: number): boolean => Number.isFinite(value) && value >= 0;
+/**
+ * The content-free ids of one observation, its value and when it happened (epoch seconds): the
+ * link from a histogram bucket to the call behind it. Built by src/metrics/exemplars.ts, which
+ * keeps the ids within OpenMetrics' 128-character limit.
+ */
+export interface Exemplar {
+  readonly labels: Labels;
+  readonly value: number;
+  readonly timestamp: number;
+}
 
 /**
  * The global series cap shared by every agent family. Once it is spent, a new label set is
@@ -33,37 +43,53 @@ export class SeriesBudget {
   }
 }
 
-/** Text exposition escaping of a label value: backslash, double quote and newline. */
-function escapeLabelValue(value: string): string {
-  return value.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n');
+interface SeriesCore {
+  /** In the family's label-name order. */
+  readonly labelValues: readonly string[];
+  /** Bumped by every write: a renderer's cache of this series is stale when it moved. */
+  version: number;
 }
 
-/** Prometheus text format of a sample value. */
-function formatValue(value: number): string {
-  if (value === Number.POSITIVE_INFINITY) return '+Inf';
-  if (value === Number.NEGATIVE_INFINITY) return '-Inf';
-  return String(value);
-}
-
-interface Series {
-  /** `a="x",b="y"` (no braces), escaped once. */
-  readonly labelText: string;
+export interface ScalarSeries extends SeriesCore {
   value: number;
-  /** Histograms: per-bucket (non-cumulative) counts, the sum and the count. */
-  readonly buckets: number[] | undefined;
+}
+
+export interface HistogramSeries extends SeriesCore {
+  /** Per-bucket (non-cumulative) counts; the last one is +Inf. */
+  readonly buckets: number[];
   sum: number;
   count: number;
+  /** The newest exemplar per bucket (same indices as `buckets`); undefined until the first. */
+  exemplars: (Exemplar | undefined)[] | undefined;
 }
 
-/** One series of a family, resolved once: recorders keep handles for their hottest label sets. */
-export interface SeriesHandle {
+/** What a renderer reads of a family: its declaration and its live series. */
+export interface FamilyView {
+  readonly name: string;
+  readonly help: string;
+  readonly type: 'counter' | 'gauge' | 'histogram';
+  readonly labelNames: readonly string[];
+  /** Histograms: the finite upper bounds (the +Inf bucket is implied). */
+  readonly bounds: readonly number[] | undefined;
+  /** Whether series objects keep their identity between scrapes (renderers may cache them). */
+  readonly stable: boolean;
+  series(): Iterable<ScalarSeries | HistogramSeries>;
+}
+
+/** One series of a counter family, resolved once: recorders keep handles for their hottest label sets. */
+export interface CounterHandle {
   inc(amount?: number): void;
-  observe(value: number): void;
+}
+
+/** One series of a histogram family, resolved once. */
+export interface HistogramHandle {
+  observe(value: number, exemplar?: Exemplar): void;
 }
 
 export interface FamilyOptions {
   readonly spec: MetricSpec;
-  readonly bounds: readonly number[] | undefined;
+  /** A disabled (opt-in, not chosen) family takes every write as a no-op and keeps no series. */
+  readonly enabled: boolean;
   /** Shared by agent families; undefined for the pipeline's own, which are bounded by construction. */
   readonly budget: SeriesBudget | undefined;
   /** The folding policy: which labels become `foldValue` in the overflow series. */
@@ -74,151 +100,224 @@ export interface FamilyOptions {
   readonly onInvalid: () => void;
 }
 
-export class Family {
+/** The series table every kind shares: keys, the budget and folding. */
+abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements FamilyView {
+  readonly name: string;
+  readonly help: string;
+  readonly labelNames: readonly string[];
+  readonly stable = true;
   readonly spec: MetricSpec;
-  private readonly series = new Map<string, Series>();
-  private readonly labelNames: readonly string[];
-  private readonly foldable: readonly string[];
-  private readonly bounds: readonly number[] | undefined;
-  private readonly boundTexts: readonly string[];
-  private readonly header: string;
+  readonly enabled: boolean;
+  readonly scope: MetricSpec['scope'];
+  abstract readonly type: FamilyView['type'];
+  abstract readonly bounds: readonly number[] | undefined;
+  protected readonly table = new Map<string, S>();
+  private readonly foldIndices: readonly number[];
 
-  constructor(private readonly options: FamilyOptions) {
+  constructor(protected readonly options: FamilyOptions) {
     this.spec = options.spec;
+    this.name = options.spec.name;
+    this.help = options.spec.help;
     this.labelNames = options.spec.labelNames;
-    this.foldable = options.foldLabels;
-    this.bounds = options.bounds;
-    this.boundTexts = [...(options.bounds ?? []).map(formatValue), '+Inf'];
-    this.header = `# HELP ${this.spec.name} ${this.spec.help.replaceAll('\\', '\\\\').replaceAll('\n', '\\n')}\n# TYPE ${this.spec.name} ${this.spec.type}\n`;
-    // An unlabelled metric has exactly one series: it exists, at 0, from the start.
-    if (this.labelNames.length === 0) this.create('', {});
+    this.enabled = options.enabled;
+    this.scope = options.spec.scope;
+    this.foldIndices = options.foldLabels.map((label) => this.labelNames.indexOf(label)).filter((index) => index >= 0);
   }
 
   get size(): number {
-    return this.series.size;
+    return this.table.size;
   }
 
-  inc(labels: Labels, amount = 1): void {
-    if (isCountable(amount)) this.seriesFor(labels).value += amount;
-    else this.options.onInvalid();
+  series(): Iterable<S> {
+    return this.table.values();
   }
 
-  dec(labels: Labels, amount = 1): void {
-    if (isCountable(amount)) this.seriesFor(labels).value -= amount;
-    else this.options.onInvalid();
+  protected abstract newSeries(labelValues: readonly string[]): S;
+
+  /** Creates the series of these labels at 0 if it does not exist yet (pre-initialisation). */
+  preinit(labels: Labels): void {
+    if (this.enabled) this.resolve(labels);
   }
 
-  set(labels: Labels, value: number): void {
-    if (Number.isFinite(value)) this.seriesFor(labels).value = value;
-    else this.options.onInvalid();
+  /** An unlabelled metric has exactly one series: it exists, at 0, from the start. */
+  protected createUnlabelled(): void {
+    if (this.labelNames.length === 0 && this.enabled) this.create('', []);
   }
 
-  observe(labels: Labels, value: number): void {
-    if (isCountable(value)) this.observeInto(this.seriesFor(labels), value);
-    else this.options.onInvalid();
-  }
-
-  /**
-   * The series of these labels, resolved now (or its overflow series when the budget is spent):
-   * later updates through the handle skip the key build and the lookup.
-   */
-  handle(labels: Labels): SeriesHandle {
-    const { series, folded } = this.resolve(labels);
-    // A folded label set counts a fold on every write, exactly as the label-object path does.
-    const fold = folded ? this.options.onFold : undefined;
-    return {
-      inc: (amount = 1) => {
-        if (!isCountable(amount)) return this.options.onInvalid();
-        fold?.();
-        series.value += amount;
-      },
-      observe: (value) => {
-        if (!isCountable(value)) return this.options.onInvalid();
-        fold?.();
-        this.observeInto(series, value);
-      },
-    };
-  }
-
-  private observeInto(series: Series, value: number): void {
-    const buckets = series.buckets;
-    const bounds = this.bounds;
-    if (buckets === undefined || bounds === undefined) return;
-    let index = 0;
-    while (index < bounds.length && value > (bounds[index] ?? Number.POSITIVE_INFINITY)) index += 1;
-    buckets[index] = (buckets[index] ?? 0) + 1;
-    series.sum += value;
-    series.count += 1;
-  }
-
-  private keyOf(labels: Labels): string {
-    // Label values are sanitized (no control characters), so NUL never occurs inside one.
-    let key = '';
-    for (const name of this.labelNames) key += `${labels[name] ?? ''}\u0000`;
-    return key;
-  }
-
-  private seriesFor(labels: Labels): Series {
+  /** The series of these labels (or its overflow series), counting a fold when it folded. */
+  protected seriesFor(labels: Labels): S {
     const { series, folded } = this.resolve(labels);
     if (folded) this.options.onFold();
     return series;
   }
 
   /** The series of these labels, created while the budget lasts, else their overflow series. */
-  private resolve(labels: Labels): { series: Series; folded: boolean } {
-    const key = this.keyOf(labels);
-    const existing = this.series.get(key);
+  protected resolve(labels: Labels): { series: S; folded: boolean } {
+    let key = '';
+    for (const name of this.labelNames) key += `${labels[name] ?? ''}\u0000`;
+    const existing = this.table.get(key);
     if (existing !== undefined) return { series: existing, folded: false };
+    const values = this.labelNames.map((name) => labels[name] ?? '');
     const budget = this.options.budget;
-    if (budget === undefined || budget.take()) return { series: this.create(key, labels), folded: false };
-    return { series: this.overflowSeries(labels), folded: true };
+    if (budget === undefined || budget.take()) return { series: this.create(key, values), folded: false };
+    return { series: this.overflowSeries(values), folded: true };
   }
 
   /** The series a label set folds into when the budget is spent: open labels become `other`. */
-  private overflowSeries(labels: Labels): Series {
-    const folded: Record<string, string> = { ...labels };
-    for (const name of this.foldable) folded[name] = this.options.foldValue;
-    const key = this.keyOf(folded);
+  private overflowSeries(values: string[]): S {
+    for (const index of this.foldIndices) values[index] = this.options.foldValue;
+    const key = keyOf(values);
     // Overflow series are admitted past the budget: there are few, and refusing them would lose counts.
-    return this.series.get(key) ?? this.create(key, folded);
+    return this.table.get(key) ?? this.create(key, values);
   }
 
-  private create(key: string, labels: Labels): Series {
-    const labelText = this.labelNames.map((name) => `${name}="${escapeLabelValue(labels[name] ?? '')}"`).join(',');
-    const histogram = this.spec.type === 'histogram';
-    const series: Series = {
-      labelText,
-      value: 0,
-      buckets: histogram ? new Array<number>(this.boundTexts.length).fill(0) : undefined,
-      sum: 0,
-      count: 0,
-    };
-    this.series.set(key, series);
+  private create(key: string, values: readonly string[]): S {
+    const series = this.newSeries(values);
+    this.table.set(key, series);
     return series;
   }
 
-  /** Appends this family's exposition text (header and samples) to `out`. */
-  render(out: string[]): void {
-    out.push(this.header);
-    const name = this.spec.name;
-    if (this.spec.type !== 'histogram') {
-      for (const series of this.series.values()) {
-        out.push(series.labelText === '' ? `${name} ${formatValue(series.value)}\n` : `${name}{${series.labelText}} ${formatValue(series.value)}\n`);
-      }
-      return;
-    }
-    for (const series of this.series.values()) this.renderHistogram(out, name, series);
-  }
-
-  private renderHistogram(out: string[], name: string, series: Series): void {
-    const buckets = series.buckets ?? [];
-    const labels = series.labelText === '' ? '' : `,${series.labelText}`;
-    let cumulative = 0;
-    for (let index = 0; index < this.boundTexts.length; index += 1) {
-      cumulative += buckets[index] ?? 0;
-      out.push(`${name}_bucket{le="${this.boundTexts[index] ?? '+Inf'}"${labels}} ${cumulative}\n`);
-    }
-    const braces = series.labelText === '' ? '' : `{${series.labelText}}`;
-    out.push(`${name}_sum${braces} ${formatValue(series.sum)}\n`, `${name}_count${braces} ${series.count}\n`);
+  /** True when `value` may be added to a monotonic total; counts the refusal otherwise. */
+  protected countable(value: number): boolean {
+    if (Number.isFinite(value) && value >= 0) return true;
+    this.options.onInvalid();
+    return false;
   }
 }
+
+/**
+ * The Map key of a label set. Label values are sanitized (no control characters), so NUL never
+ * occurs inside one. (resolve() builds the same key inline, without the array.)
+ */
+function keyOf(values: readonly string[]): string {
+  let key = '';
+  for (const value of values) key += `${value}\u0000`;
+  return key;
+}
+
+export class CounterStorage extends SeriesTable<ScalarSeries> {
+  readonly type = 'counter';
+  readonly bounds = undefined;
+
+  constructor(options: FamilyOptions) {
+    super(options);
+    this.createUnlabelled();
+  }
+
+  protected newSeries(labelValues: readonly string[]): ScalarSeries {
+    return { labelValues, version: 0, value: 0 };
+  }
+
+  inc(labels: Labels, amount = 1): void {
+    if (!this.countable(amount) || !this.enabled) return;
+    const series = this.seriesFor(labels);
+    series.value += amount;
+    series.version += 1;
+  }
+
+  /** The series of these labels, resolved now: later updates skip the key build and the lookup. */
+  handle(labels: Labels): CounterHandle {
+    if (!this.enabled) return { inc: (amount = 1) => void this.countable(amount) };
+    const { series, folded } = this.resolve(labels);
+    // A folded label set counts a fold on every write, exactly as the label-object path does.
+    const fold = folded ? this.options.onFold : undefined;
+    return {
+      inc: (amount = 1) => {
+        if (!this.countable(amount)) return;
+        fold?.();
+        series.value += amount;
+        series.version += 1;
+      },
+    };
+  }
+}
+
+export class GaugeStorage extends SeriesTable<ScalarSeries> {
+  readonly type = 'gauge';
+  readonly bounds = undefined;
+
+  constructor(options: FamilyOptions) {
+    super(options);
+    this.createUnlabelled();
+  }
+
+  protected newSeries(labelValues: readonly string[]): ScalarSeries {
+    return { labelValues, version: 0, value: 0 };
+  }
+
+  set(labels: Labels, value: number): void {
+    if (!this.finite(value) || !this.enabled) return;
+    const series = this.seriesFor(labels);
+    if (series.value === value) return;
+    series.value = value;
+    series.version += 1;
+  }
+
+  inc(labels: Labels, amount = 1): void {
+    if (!this.finite(amount) || !this.enabled) return;
+    const series = this.seriesFor(labels);
+    series.value += amount;
+    series.version += 1;
+  }
+
+  dec(labels: Labels, amount = 1): void {
+    if (!this.countable(amount) || !this.enabled) return;
+    const series = this.seriesFor(labels);
+    series.value -= amount;
+    series.version += 1;
+  }
+
+  private finite(value: number): boolean {
+    if (Number.isFinite(value)) return true;
+    this.options.onInvalid();
+    return false;
+  }
+}
+
+export class HistogramStorage extends SeriesTable<HistogramSeries> {
+  readonly type = 'histogram';
+  readonly bounds: readonly number[];
+
+  constructor(options: FamilyOptions, bounds: readonly number[]) {
+    super(options);
+    this.bounds = bounds;
+    this.createUnlabelled();
+  }
+
+  protected newSeries(labelValues: readonly string[]): HistogramSeries {
+    return { labelValues, version: 0, buckets: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0, exemplars: undefined };
+  }
+
+  observe(labels: Labels, value: number, exemplar?: Exemplar): void {
+    if (this.countable(value) && this.enabled) this.observeInto(this.seriesFor(labels), value, exemplar);
+  }
+
+  handle(labels: Labels): HistogramHandle {
+    if (!this.enabled) return { observe: (value) => void this.countable(value) };
+    const { series, folded } = this.resolve(labels);
+    const fold = folded ? this.options.onFold : undefined;
+    return {
+      observe: (value, exemplar) => {
+        if (!this.countable(value)) return;
+        fold?.();
+        this.observeInto(series, value, exemplar);
+      },
+    };
+  }
+
+  private observeInto(series: HistogramSeries, value: number, exemplar: Exemplar | undefined): void {
+    const bounds = this.bounds;
+    let index = 0;
+    while (index < bounds.length && value > (bounds[index] ?? Number.POSITIVE_INFINITY)) index += 1;
+    series.buckets[index] = (series.buckets[index] ?? 0) + 1;
+    series.sum += value;
+    series.count += 1;
+    series.version += 1;
+    if (exemplar !== undefined) {
+      series.exemplars ??= new Array<Exemplar | undefined>(series.buckets.length).fill(undefined);
+      series.exemplars[index] = exemplar;
+    }
+  }
+}
+
+export type Family = CounterStorage | GaugeStorage | HistogramStorage;

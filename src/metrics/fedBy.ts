@@ -37,6 +37,8 @@ export const FED_BY = {
   costUsd: { feed: 'hermes', by: '`post_api_request`: `cost_usd`/`cost_status` (the plugin\'s sender thread, Hermes\' `agent.usage_pricing.estimate_usage_cost`), else `usage` × the config file\'s `prices:`' },
   costUnpriced: { feed: 'hermes', by: '`post_api_request` without `cost_usd` and without a `prices:` entry, or without `usage`' },
   apiRequestsInFlight: { feed: 'hermes', by: '`pre_api_request` → `post_api_request` / `api_request_error` by `api_request_id`' },
+  genAiOperationDuration: { feed: 'hermes', by: '`api_duration` (s) of `post_api_request` / `api_request_error` (`reason` as `error_type`); with `--metrics.semconv`' },
+  genAiTokenUsage: { feed: 'hermes', by: '`post_api_request` `usage`: `prompt_tokens` (else input + cache read + cache write) as input, `output_tokens` as output; with `--metrics.semconv`' },
 
   turnsStarted: { feed: 'hermes', by: '`pre_llm_call`: `platform`, `model`' },
   turnsFinished: { feed: 'partial', by: `\`on_session_end\` by \`turn_id\`: outcome from \`completed\`/\`interrupted\`; a CLI exit (\`reason\`, no \`turn_id\`) ends the session's open turns with \`exit_reason\` = that reason. \`turn_exit_reason\` and \`failed\` come from later Hermes only, so on ${TESTED} turns that end normally read \`exit_reason="unknown"\` and never \`outcome="failed"\`` },

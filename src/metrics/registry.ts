@@ -1,8 +1,10 @@
 /**
- * The registry factory: builds every catalogue family (src/metrics/families.ts), creates the
- * series of every closed label combination the catalogue pre-initialises, and renders /metrics.
- * It is the only module that imports prom-client, which serves the process and Node.js runtime
- * metrics only, so a move to its successor (@prometheus-io/client) stays a one-file change.
+ * The registry factory: builds the storage of every catalogue family (src/metrics/families.ts),
+ * creates the series of every closed label combination the catalogue pre-initialises, and hands
+ * the families to the exposition stage (src/exposition/) as plain views. It is the only module
+ * that imports prom-client, which serves the process and Node.js runtime metrics only (read as
+ * data and rendered by the sidecar's own serializer, so they come out the same in both formats),
+ * so a move to its successor (@prometheus-io/client) stays a one-file change.
  *
  * Families take labels as objects typed by the catalogue (closed labels take their declared
  * values, `unknown` or `other`), always complete; they refuse non-finite (and, for counters and
@@ -14,6 +16,7 @@ import client from 'prom-client';
 import {
   CATALOGUE,
   closedValues,
+  guardedLabel,
   type BucketSets,
   type Catalogue,
   type LabelsOf,
@@ -22,21 +25,27 @@ import {
   type MetricSpec,
   type OwnedKeys,
 } from './catalogue.js';
-import { Family, SeriesBudget } from './families.js';
+import {
+  CounterStorage,
+  GaugeStorage,
+  HistogramStorage,
+  SeriesBudget,
+  type CounterHandle,
+  type Exemplar,
+  type Family,
+  type FamilyOptions,
+  type FamilyView,
+  type HistogramHandle,
+  type HistogramSeries,
+  type ScalarSeries,
+} from './families.js';
 import { OPEN_LABELS, OTHER } from './labels.js';
 
-
-export interface CounterHandle {
-  inc(amount?: number): void;
-}
-
-export interface HistogramHandle {
-  observe(value: number): void;
-}
+export type { CounterHandle, Exemplar, FamilyView, HistogramHandle, HistogramSeries, ScalarSeries } from './families.js';
 
 export interface CounterFamily<S extends MetricSpec> {
   inc(labels: LabelsOf<S>, amount?: number): void;
-  /** The series of these labels, resolved once (see Family.handle). */
+  /** The series of these labels, resolved once (see CounterStorage.handle). */
   handle(labels: LabelsOf<S>): CounterHandle;
 }
 
@@ -47,7 +56,7 @@ export interface GaugeFamily<S extends MetricSpec> {
 }
 
 export interface HistogramFamily<S extends MetricSpec> {
-  observe(labels: LabelsOf<S>, value: number): void;
+  observe(labels: LabelsOf<S>, value: number, exemplar?: Exemplar): void;
   handle(labels: LabelsOf<S>): HistogramHandle;
 }
 
@@ -91,11 +100,10 @@ const LINT_FAILING_DEFAULT_METRICS = [
 
 export interface MetricsRegistry {
   readonly metrics: Metrics;
-  readonly contentType: string;
   /** Live series across agent-scope families. */
   agentSeries(): number;
-  /** Exposition text of every family and the runtime metrics; rejects when it cannot be rendered. */
-  render(): Promise<string>;
+  /** Every exported family, catalogue order first, then the runtime metrics; rejects when one cannot be read. */
+  collect(): Promise<readonly FamilyView[]>;
 }
 
 export interface RegistryOptions {
@@ -104,6 +112,8 @@ export interface RegistryOptions {
   readonly maxAgentSeries: number;
   /** Adds prom-client's process_* and nodejs_* metrics (off in unit tests that compare text). */
   readonly defaultMetrics: boolean;
+  /** Exports the OpenTelemetry GenAI families (catalogue entries with `optIn: 'semconv'`). */
+  readonly semconv?: boolean;
 }
 
 function runtimeRegistry(enabled: boolean): client.Registry | undefined {
@@ -116,45 +126,110 @@ function runtimeRegistry(enabled: boolean): client.Registry | undefined {
   return registry;
 }
 
+type RuntimeMetric = Awaited<ReturnType<client.Registry['getMetricsAsJSON']>>[number];
+type RuntimeValue = RuntimeMetric['values'][number] & { readonly metricName?: string };
+
+const labelText = (value: unknown): string => (typeof value === 'string' ? value : String(value));
+
+/** One prom-client metric as a family view, so the sidecar's serializer renders it like its own. */
+function runtimeFamily(metric: RuntimeMetric): FamilyView | undefined {
+  // prom-client's typings declare a numeric enum; at run time the type is its name.
+  const kind = String(metric.type);
+  const type = kind === 'counter' || kind === 'gauge' || kind === 'histogram' ? kind : undefined;
+  if (type === undefined) return undefined;
+  const values = metric.values as readonly RuntimeValue[];
+  const labelNames = Object.keys(values[0]?.labels ?? {}).filter((name) => name !== 'le');
+  const labelValues = (value: RuntimeValue) => labelNames.map((name) => labelText(value.labels[name]));
+  const base = { name: metric.name, help: metric.help, type, labelNames, stable: false } as const;
+  if (type !== 'histogram') {
+    // A runtime gauge without a reading yet (the event-loop lag mean before the first sample) is
+    // NaN in prom-client: left out, as no sample of this sidecar may be non-finite.
+    const series: ScalarSeries[] = values
+      .filter((value) => !Number.isNaN(value.value))
+      .map((value) => ({ labelValues: labelValues(value), version: 0, value: value.value }));
+    return { ...base, bounds: undefined, series: () => series };
+  }
+  // prom-client reports cumulative buckets with `le` labels; storage keeps per-bucket counts.
+  const bounds: number[] = [];
+  const groups = new Map<string, { labelValues: string[]; cumulative: number[]; sum: number; count: number }>();
+  for (const value of values) {
+    const labels = labelValues(value);
+    const key = labels.join('\u0000');
+    let group = groups.get(key);
+    if (group === undefined) {
+      group = { labelValues: labels, cumulative: [], sum: 0, count: 0 };
+      groups.set(key, group);
+    }
+    if (value.metricName === `${metric.name}_bucket`) {
+      group.cumulative.push(value.value);
+      const le = Number(value.labels.le);
+      if (groups.size === 1 && Number.isFinite(le)) bounds.push(le);
+    } else if (value.metricName === `${metric.name}_sum`) group.sum = value.value;
+    else if (value.metricName === `${metric.name}_count`) group.count = value.value;
+  }
+  const series: HistogramSeries[] = [...groups.values()].map((group) => ({
+    labelValues: group.labelValues,
+    version: 0,
+    buckets: group.cumulative.map((total, index) => total - (group.cumulative[index - 1] ?? 0)),
+    sum: group.sum,
+    count: group.count,
+    exemplars: undefined,
+  }));
+  return { ...base, bounds, series: () => series };
+}
+
+function storageFor(spec: MetricSpec, options: FamilyOptions, buckets: BucketSets): Family {
+  if (spec.type === 'counter') return new CounterStorage(options);
+  if (spec.type === 'gauge') return new GaugeStorage(options);
+  return new HistogramStorage(options, spec.buckets === undefined ? [] : buckets[spec.buckets]);
+}
+
+type AnyFamily = CounterFamily<MetricSpec> | GaugeFamily<MetricSpec> | HistogramFamily<MetricSpec>;
+
 export function createMetricsRegistry(options: RegistryOptions): MetricsRegistry {
   const families = new Map<MetricKey, Family>();
   const budget = new SeriesBudget(options.maxAgentSeries);
   const openLabels: ReadonlySet<string> = new Set(OPEN_LABELS);
   for (const [key, spec] of Object.entries(CATALOGUE) as [MetricKey, MetricSpec][]) {
-    const agent = spec.scope === 'agent';
-    families.set(
-      key,
-      new Family({
+    const enabled = spec.optIn !== 'semconv' || options.semconv === true;
+    const family = storageFor(
+      spec,
+      {
         spec,
-        bounds: spec.buckets === undefined ? undefined : options.buckets[spec.buckets],
-        budget: agent ? budget : undefined,
-        foldLabels: spec.labelNames.filter((name) => openLabels.has(name)),
+        enabled,
+        budget: spec.scope === 'agent' ? budget : undefined,
+        foldLabels: spec.labelNames.filter((name) => openLabels.has(guardedLabel(spec, name) ?? '')),
         foldValue: OTHER,
+        // Bound below, before any write can happen.
         onFold: () => metrics.seriesOverflow.inc({ metric: spec.name }),
         onInvalid: () => metrics.invalidValues.inc({}),
-      }),
+      },
+      options.buckets,
     );
+    families.set(key, family);
   }
-  const metrics = Object.fromEntries(families) as unknown as Metrics;
   for (const family of families.values()) {
-    for (const labels of initialLabelSets(family.spec)) family.handle(labels);
+    for (const labels of initialLabelSets(family.spec)) family.preinit(labels);
   }
-  metrics.seriesLimit.set({}, options.maxAgentSeries);
   const runtime = runtimeRegistry(options.defaultMetrics);
-  const ordered = [...families.values()];
-  const agentFamilies = ordered.filter((family) => family.spec.scope === 'agent');
+  const exported = [...families.values()].filter((family) => family.enabled);
+  const typed = new Map<MetricKey, AnyFamily>(families);
+  const agentFamilies = exported.filter((family) => family.scope === 'agent');
   const agentSeries = (): number => agentFamilies.reduce((total, family) => total + family.size, 0);
+  // Each entry is the storage class of its spec's type (storageFor), which implements that
+  // type's family interface for any labels: the record's per-key label types are asserted once,
+  // here.
+  const metrics = Object.fromEntries(typed) as Metrics;
+  metrics.seriesLimit.set({}, options.maxAgentSeries);
 
   return {
     metrics,
-    contentType: client.Registry.PROMETHEUS_CONTENT_TYPE,
     agentSeries,
-    render: async () => {
+    collect: async () => {
       metrics.liveSeries.set({}, agentSeries());
-      const out: string[] = [];
-      for (const family of ordered) family.render(out);
-      const own = out.join('');
-      return runtime === undefined ? own : `${own}\n${await runtime.metrics()}`;
+      if (runtime === undefined) return exported;
+      const runtimeFamilies = (await runtime.getMetricsAsJSON()).flatMap((metric) => runtimeFamily(metric) ?? []);
+      return [...exported, ...runtimeFamilies];
     },
   };
 }

@@ -1,15 +1,21 @@
 /**
  * The web listener: /metrics, /-/healthy, /-/ready and a landing page. Read-only.
  *
- * A scrape first refreshes the gauges computed from state, then renders the registry. If a
- * collector or the render fails, the failure is counted and the answer is 500, never a 200 with
- * stale or partial text, so Prometheus marks the target down (`up == 0`).
+ * A scrape first refreshes the gauges computed from state, then renders the registry in the
+ * format the scraper asks for (OpenMetrics or text 0.0.4, gzipped when accepted; see
+ * src/exposition/negotiate.ts). If a collector or the render fails, the failure is counted and
+ * the answer is 500, never a 200 with stale or partial text, so Prometheus marks the target down
+ * (`up == 0`). The whole text is rendered before the first byte is sent.
  */
 import express, { type Express, type Response } from 'express';
+import type { Exposition } from '../exposition/exposition.js';
+import { acceptsGzip, CONTENT_TYPES, negotiateFormat } from '../exposition/negotiate.js';
+import { writeGzipped, writeParts } from '../exposition/write.js';
 import { metricsOwnedBy, type MetricsRegistry, type OwnedMetrics } from '../metrics/registry.js';
 
 export interface WebAppOptions {
-  readonly registry: MetricsRegistry;
+  readonly registry: Pick<MetricsRegistry, 'metrics'>;
+  readonly exposition: Exposition;
   readonly telemetryPath: string;
   readonly version: string;
   /** Refreshes scrape-time gauges; may throw, which is counted. */
@@ -63,18 +69,22 @@ export function createWebApp(options: WebAppOptions): Express {
   const metrics = metricsOwnedBy(options.registry.metrics, 'web/app');
   const page = landingPage(options.telemetryPath, options.version);
 
-  app.get(options.telemetryPath, async (_request, response) => {
+  app.get(options.telemetryPath, async (request, response) => {
     if (!runCollectors(options, metrics)) return failScrape(response);
+    const format = negotiateFormat(request.get('accept'));
+    let parts: string[];
     try {
-      // Encoded once: the length comes from the bytes, not from a second pass over the text
-      // (send() would also hash it for an ETag).
-      const body = Buffer.from(await options.registry.render());
-      response.status(200).set({ 'Content-Type': options.registry.contentType, 'Content-Length': String(body.length) }).end(body);
+      parts = await options.exposition.render(format);
     } catch (error) {
       metrics.scrapeErrors.inc({ stage: 'render' });
       options.onScrapeError('render', error);
-      failScrape(response);
+      return failScrape(response);
     }
+    const gzip = acceptsGzip(request.get('accept-encoding'));
+    response.status(200).set({ 'Content-Type': CONTENT_TYPES[format], Vary: 'Accept, Accept-Encoding' });
+    if (gzip) response.set('Content-Encoding', 'gzip');
+    // A scraper that goes away mid-answer only ends its own response.
+    await (gzip ? writeGzipped(parts, response) : writeParts(parts, response));
   });
   app.get('/-/healthy', (_request, response) => {
     response.type('text/plain').send('Healthy\n');

@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { createSidecar } from '../../src/app.js';
 import { defaultConfig } from '../../src/config.js';
 import { CATALOGUE } from '../../src/metrics/catalogue.js';
+import { familyName, unitOf } from '../../src/exposition/serializer.js';
+import { openMetricsParser, parseOpenMetrics } from '../support/openmetrics.js';
 import { promtool } from '../support/tools.js';
 import { FakeClock, readJsonl } from '../support/sidecar.js';
 
@@ -43,7 +45,8 @@ const CONTENT_FIELDS = {
 function populatedSidecar() {
   const logs: string[] = [];
   const clock = new FakeClock();
-  const config = defaultConfig({ 'correlator.span-ttl': '60' });
+  // semconv on, so its families are populated too.
+  const config = defaultConfig({ 'correlator.span-ttl': '60', 'metrics.semconv': 'true' });
   // A small model cap and series cap, so the cardinality guard and the global cap both fold.
   const sidecar = createSidecar(
     { ...config, maxAgentSeries: 60, labels: { ...config.labels, model: { cap: 2 } } },
@@ -52,7 +55,7 @@ function populatedSidecar() {
   return { sidecar, clock, logs, ingest: request(sidecar.ingestApp), web: request(sidecar.webApp) };
 }
 
-async function populate(harness: ReturnType<typeof populatedSidecar>): Promise<string> {
+async function populate(harness: ReturnType<typeof populatedSidecar>, accept?: string): Promise<string> {
   const post = (lines: unknown[], type = 'application/x-ndjson') =>
     harness.ingest.post('/v1/events').set('Content-Type', type).send(lines.map((line) => JSON.stringify(line)).join('\n'));
   const withContent = (lines: Record<string, unknown>[]) => lines.map((line) => ({ ...CONTENT_FIELDS, ...line }));
@@ -72,8 +75,17 @@ async function populate(harness: ReturnType<typeof populatedSidecar>): Promise<s
   harness.clock.advance(61);
   harness.sidecar.sweep();
   await harness.sidecar.queue.drained();
-  return (await harness.web.get('/metrics').expect(200)).text;
+  return (await harness.web.get('/metrics').set(accept === undefined ? {} : { Accept: accept }).expect(200)).text;
 }
+
+const OPENMETRICS = 'application/openmetrics-text; version=1.0.0';
+/** The histograms whose buckets link to the call behind them, and the ids each may carry. */
+const EXEMPLAR_IDS: Readonly<Record<string, readonly string[]>> = {
+  hermes_api_request_duration_seconds: ['api_request_id', 'turn_id'],
+  gen_ai_client_operation_duration_seconds: ['api_request_id', 'turn_id'],
+  hermes_tool_call_duration_seconds: ['tool_call_id', 'turn_id'],
+  hermes_turn_duration_seconds: ['turn_id', 'session_id'],
+};
 
 describe('a /metrics output with every family populated', () => {
   it('has samples for every catalogue metric', async () => {
@@ -100,5 +112,36 @@ describe('a /metrics output with every family populated', () => {
     const text = await populate(populatedSidecar());
     const result = spawnSync(tool.path ?? 'promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
     expect({ status: result.status, stdout: result.stdout, stderr: result.stderr }).toEqual({ status: 0, stdout: '', stderr: '' });
+  });
+});
+
+describe('the OpenMetrics output with every family populated', () => {
+  const parser = openMetricsParser();
+  it.skipIf(parser.path === undefined)(`passes a strict OpenMetrics parser, with every family, unit and exemplar as declared${parser.skipReason ? ` (${parser.skipReason})` : ''}`, async () => {
+    const text = await populate(populatedSidecar(), OPENMETRICS);
+    const result = parseOpenMetrics(text);
+    if (!result.ok) throw new Error(result.error);
+    const families = new Map(result.families.map((family) => [family.name, family]));
+    for (const spec of Object.values(CATALOGUE)) {
+      const name = familyName({ ...spec, bounds: undefined, stable: true, series: () => [] }, 'openmetrics');
+      expect({ name, type: families.get(name)?.type, unit: families.get(name)?.unit }).toEqual({ name, type: spec.type, unit: unitOf(name) ?? '' });
+      expect(families.get(name)?.samples, name).toBeGreaterThan(0);
+    }
+    // prom-client's runtime metrics come out valid too, counters renamed by the OpenMetrics rules.
+    expect(families.get('process_cpu_seconds')?.type).toBe('counter');
+    expect(families.get('nodejs_gc_duration_seconds')?.type).toBe('histogram');
+    expect(families.get('process_resident_memory_bytes')?.unit).toBe('bytes');
+    // Exemplars: on the call histograms only, carrying only the call's content-free ids.
+    const withExemplars = result.families.filter((family) => family.exemplars.length > 0).map((family) => family.name);
+    expect(withExemplars.sort()).toEqual(Object.keys(EXEMPLAR_IDS).sort());
+    for (const [name, ids] of Object.entries(EXEMPLAR_IDS)) {
+      for (const exemplar of families.get(name)?.exemplars ?? []) {
+        expect(Object.keys(exemplar.labels).every((label) => ids.includes(label)), `${name}: ${JSON.stringify(exemplar.labels)}`).toBe(true);
+        expect(exemplar.timestamp).toBeGreaterThan(0);
+      }
+    }
+    const apiExemplars = families.get('hermes_api_request_duration_seconds')?.exemplars ?? [];
+    expect(apiExemplars).toContainEqual({ sample: 'hermes_api_request_duration_seconds_bucket', labels: { api_request_id: 'T1:api:1', turn_id: 'T1' }, value: 6.842, timestamp: 1009 });
+    expect(text).not.toContain(SENTINEL);
   });
 });

@@ -77,7 +77,8 @@ describe.skipIf(tool.path === undefined)(`real Prometheus end to end${tool.skipR
       join(configDir, 'config.yaml'),
       'labels:\n  tool:\n    cap: 10\nprices:\n  openrouter:\n    google/gemini-3.5-flash: {input: 0.3, output: 2.5}\n',
     );
-    sidecar = await startSidecarProcess([`--config.file=${join(configDir, 'config.yaml')}`, '--correlator.span-ttl=2', '--correlator.sweep-interval=1']);
+    // semconv on: the OpenTelemetry GenAI row and its recording rule need data too.
+    sidecar = await startSidecarProcess([`--config.file=${join(configDir, 'config.yaml')}`, '--correlator.span-ttl=2', '--correlator.sweep-interval=1', '--metrics.semconv=true']);
     sending = sendTraffic({ url: `${sidecar.ingest}/v1/events`, model, rate: 600, batchSize: 60, signal: traffic.signal });
     prometheus = await startPrometheus(tool.path ?? 'prometheus', new URL(sidecar.web).host);
     // Enough scrapes and rule evaluations for every rate() window to hold two samples.

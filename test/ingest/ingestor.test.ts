@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config.js';
 import { normalizeLine } from '../../src/contract/shapes.js';
 import { createEventPipeline } from '../../src/correlate/assemble.js';
+import { createExposition, renderText } from '../../src/exposition/exposition.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';
 import { IngestQueue } from '../../src/ingest/queue.js';
 import { createMetricsRegistry, metricsOwnedBy, type Metrics } from '../../src/metrics/registry.js';
@@ -55,7 +56,7 @@ describe('Ingestor with a recorder that throws', () => {
     const admission = ingestor.submit(events);
     expect(admission.refused).toBeUndefined();
     if (admission.refused === undefined) await admission.applied;
-    const samples = parseSamples(await registry.render());
+    const samples = parseSamples(await renderText(createExposition(registry)));
     expect(samples.get(series('hermes_sidecar_events_dropped_total', { reason: 'internal_error' }))).toBe(2);
     expect(samples.get(series('hermes_sessions_started_total', { platform: 'cli' }))).toBe(1);
     expect(failures.map((error) => (error as Error).message)).toEqual(['recorder bug', 'recorder bug']);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CATALOGUE, closedValues, DEFAULT_BUCKETS, VALUES, type MetricSpec } from '../../src/metrics/catalogue.js';
 import { createMetricsRegistry, initialLabelSets } from '../../src/metrics/registry.js';
+import { createExposition, renderText } from '../../src/exposition/exposition.js';
 import { OPEN_LABELS } from '../../src/metrics/labels.js';
 
 const SPECS: MetricSpec[] = Object.values(CATALOGUE);
@@ -46,7 +47,9 @@ describe('the catalogue', () => {
 });
 
 describe('pre-initialised series', () => {
-  const registry = createMetricsRegistry({ buckets: DEFAULT_BUCKETS, maxAgentSeries: 100, defaultMetrics: false });
+  const metricsRegistry = createMetricsRegistry({ buckets: DEFAULT_BUCKETS, maxAgentSeries: 100, defaultMetrics: false });
+  const exposition = createExposition(metricsRegistry);
+  const registry = { ...metricsRegistry, render: () => renderText(exposition) };
 
   it('are every combination of closed values of the pipeline metrics, at 0, before any event', async () => {
     const text = await registry.render();

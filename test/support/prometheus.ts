@@ -37,7 +37,13 @@ export interface RunningPrometheus {
   stop(): Promise<void>;
 }
 
-export async function startPrometheus(binary: string, target: string, scrapeSeconds = 1, preferredPort = 0): Promise<RunningPrometheus> {
+export async function startPrometheus(
+  binary: string,
+  target: string,
+  scrapeSeconds = 1,
+  preferredPort = 0,
+  extraArgs: readonly string[] = [],
+): Promise<RunningPrometheus> {
   const dir = mkdtempSync(join(tmpdir(), 'sidecar-prometheus-'));
   const port = await freePort(preferredPort);
   const config = [
@@ -55,7 +61,7 @@ export async function startPrometheus(binary: string, target: string, scrapeSeco
   writeFileSync(join(dir, 'prometheus.yml'), config);
   const child = spawn(
     binary,
-    [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+    [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn', ...extraArgs],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let stderr = '';

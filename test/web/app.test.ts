@@ -3,15 +3,17 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createWebApp } from '../../src/web/app.js';
 import { createMetricsRegistry } from '../../src/metrics/registry.js';
+import { createExposition } from '../../src/exposition/exposition.js';
 import { DEFAULT_BUCKETS } from '../../src/metrics/catalogue.js';
 import { series, parseSamples } from '../support/exposition.js';
 
 function webWith(options: { failCollect?: () => boolean; failRender?: () => boolean }) {
   const registry = createMetricsRegistry({ buckets: DEFAULT_BUCKETS, maxAgentSeries: 100, defaultMetrics: false });
   const errors: string[] = [];
-  const render = () => registry.render();
+  const exposition = createExposition(registry);
   const app = createWebApp({
-    registry: { ...registry, render: () => (options.failRender?.() === true ? Promise.reject(new Error('boom')) : render()) },
+    registry,
+    exposition: { render: (format) => (options.failRender?.() === true ? Promise.reject(new Error('boom')) : exposition.render(format)) },
     telemetryPath: '/metrics',
     version: 'test',
     ready: () => ({ ready: true, reason: "Ready" }),

@@ -15,6 +15,7 @@ import express from 'express';
 import { pino } from 'pino';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { boundAddress, closeServer } from '../../src/app.js';
+import { createExposition, renderText } from '../../src/exposition/exposition.js';
 import { DEFAULT_BUCKETS } from '../../src/metrics/catalogue.js';
 import { createMetricsRegistry, metricsOwnedBy } from '../../src/metrics/registry.js';
 import { parseSamples, series } from '../support/exposition.js';
@@ -342,7 +343,7 @@ describe('basic auth', () => {
     });
     const registry = createMetricsRegistry({ buckets: DEFAULT_BUCKETS, maxAgentSeries: 100, defaultMetrics: false });
     const harness = await start(usersFile(fastHash), { compare, metrics: metricsOwnedBy(registry.metrics, 'web/server') });
-    const refusals = async (reason: string) => parseSamples(await registry.render()).get(series('hermes_sidecar_web_auth_failures_total', { reason }));
+    const refusals = async (reason: string) => parseSamples(await renderText(createExposition(registry))).get(series('hermes_sidecar_web_auth_failures_total', { reason }));
     const right = { user: 'alice', password: PASSWORD };
     expect((await get(harness.port, right)).status).toBe(200); // verified once, then remembered
     const flood = Array.from({ length: 150 }, (_, index) => get(harness.port, { user: 'alice', password: `guess-${index}` }));

@@ -1,8 +1,9 @@
 /** Provider API calls: pre/post_api_request, api_request_error and the auxiliary variants. */
 import type { ApiCall, ApiKind, EventData, Usage } from '../../contract/events.js';
 import type { ValueOf } from '../../metrics/catalogue.js';
+import { exemplarOf } from '../../metrics/exemplars.js';
 import { UNKNOWN } from '../../metrics/labels.js';
-import type { CounterHandle, HistogramHandle, OwnedMetrics } from '../../metrics/registry.js';
+import type { CounterHandle, Exemplar, HistogramHandle, OwnedMetrics } from '../../metrics/registry.js';
 import { compositeKey, GaugeTally, spanTable, type Collectable, type RecorderContext } from './context.js';
 import { costOf } from './pricing.js';
 
@@ -28,6 +29,18 @@ const TOKEN_TYPES: readonly [keyof Usage, ValueOf<'token_type'>][] = [
 ];
 // Handle keys built once, not per write.
 const TOKEN_KEYS: ReadonlyMap<string, string> = new Map(TOKEN_TYPES.map(([, type]) => [type, `tokens:${type}`]));
+
+/** The call's content-free ids as an exemplar of its duration (the API hooks carry no session_id). */
+function callExemplar(call: ApiCall, seconds: number, observedAt: number): Exemplar | undefined {
+  return exemplarOf([['api_request_id', call.requestId], ['turn_id', call.turnId]], seconds, observedAt);
+}
+
+/** The whole prompt (OpenTelemetry's input tokens): the reported total, else the sum of its parts. */
+function promptTokens(usage: Usage): number | undefined {
+  if (usage.prompt !== undefined) return usage.prompt;
+  if (usage.input === undefined && usage.cacheRead === undefined && usage.cacheWrite === undefined) return undefined;
+  return (usage.input ?? 0) + (usage.cacheRead ?? 0) + (usage.cacheWrite ?? 0);
+}
 
 function retryableLabel(retryable: boolean | undefined): ValueOf<'retryable'> | typeof UNKNOWN {
   if (retryable === undefined) return UNKNOWN;
@@ -79,6 +92,29 @@ class CallSeries {
   tokens(tokenType: ValueOf<'token_type'>): CounterHandle {
     return this.memo(TOKEN_KEYS.get(tokenType) ?? `tokens:${tokenType}`, () =>
       this.metrics.tokens.handle({ ...this.labels, token_type: tokenType }),
+    );
+  }
+
+  /** OpenTelemetry's operation duration; `errorType` is a guarded reason ('' on success), so this map is bounded. */
+  operationDuration(errorType: string): HistogramHandle {
+    return this.memo(`genai:duration:${errorType}`, () =>
+      this.metrics.genAiOperationDuration.handle({
+        gen_ai_operation_name: 'chat',
+        gen_ai_provider_name: this.labels.provider,
+        gen_ai_request_model: this.labels.model,
+        error_type: errorType,
+      }),
+    );
+  }
+
+  tokenUsage(tokenType: ValueOf<'gen_ai_token_type'>): HistogramHandle {
+    return this.memo(`genai:tokens:${tokenType}`, () =>
+      this.metrics.genAiTokenUsage.handle({
+        gen_ai_operation_name: 'chat',
+        gen_ai_provider_name: this.labels.provider,
+        gen_ai_request_model: this.labels.model,
+        gen_ai_token_type: tokenType,
+      }),
     );
   }
 
@@ -134,22 +170,32 @@ export class ApiRecorder implements Collectable {
     }
   }
 
-  succeeded(event: Succeeded): void {
+  succeeded(event: Succeeded, observedAt: number): void {
     const call = this.finish(event.call);
     call.requests('success').inc();
-    if (event.durationSeconds !== undefined) call.duration('success').observe(event.durationSeconds);
+    const seconds = event.durationSeconds;
+    if (seconds !== undefined) {
+      const exemplar = callExemplar(event.call, seconds, observedAt);
+      call.duration('success').observe(seconds, exemplar);
+      call.operationDuration('').observe(seconds, exemplar);
+    }
     if (event.timeToFirstChunkSeconds !== undefined) call.timeToFirstChunk().observe(event.timeToFirstChunkSeconds);
     call.finishReason(this.context.labels.value('finish_reason', event.finishReason)).inc();
     if (event.usage !== undefined) this.recordUsage(call, event.usage);
     this.recordCost(call, event);
   }
 
-  failed(event: Failed): void {
+  failed(event: Failed, observedAt: number): void {
     const call = this.finish(event.call);
     const { labels } = call;
     call.requests('error').inc();
-    if (event.durationSeconds !== undefined) call.duration('error').observe(event.durationSeconds);
     const reason = this.context.labels.value('reason', event.reason);
+    const seconds = event.durationSeconds;
+    if (seconds !== undefined) {
+      const exemplar = callExemplar(event.call, seconds, observedAt);
+      call.duration('error').observe(seconds, exemplar);
+      call.operationDuration(reason).observe(seconds, exemplar);
+    }
     this.metrics.apiErrors.inc({
       ...labels,
       reason,
@@ -189,5 +235,8 @@ export class ApiRecorder implements Collectable {
       if (tokens !== undefined) call.tokens(type).inc(tokens);
     }
     if (usage.prompt !== undefined) call.promptTokens().observe(usage.prompt);
+    const prompt = promptTokens(usage);
+    if (prompt !== undefined) call.tokenUsage('input').observe(prompt);
+    if (usage.output !== undefined) call.tokenUsage('output').observe(usage.output);
   }
 }

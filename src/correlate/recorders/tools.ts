@@ -1,6 +1,7 @@
 /** Tool calls: pre_tool_call opens, the one terminal post_tool_call per call closes. */
 import type { EventData } from '../../contract/events.js';
 import { VALUES } from '../../metrics/catalogue.js';
+import { exemplarOf } from '../../metrics/exemplars.js';
 import { closedLabel } from '../../metrics/labels.js';
 import type { OwnedMetrics } from '../../metrics/registry.js';
 import { GaugeTally, spanTable, type Collectable, type RecorderContext } from './context.js';
@@ -41,12 +42,17 @@ export class ToolRecorder implements Collectable {
     }
   }
 
-  finished(event: Finished): void {
+  finished(event: Finished, observedAt: number): void {
     if (event.toolCallId !== undefined) this.inFlight.close(event.toolCallId);
     const tool = this.context.labels.value('tool', event.tool);
     const status = closedLabel(STATUSES, event.status);
     this.metrics.toolCalls.inc({ tool, status });
-    if (event.durationSeconds !== undefined) this.metrics.toolCallDuration.observe({ tool, status }, event.durationSeconds);
+    const seconds = event.durationSeconds;
+    if (seconds !== undefined) {
+      // The tool hooks carry no session_id; the call and its turn identify it.
+      const exemplar = exemplarOf([['tool_call_id', event.toolCallId], ['turn_id', event.turnId]], seconds, observedAt);
+      this.metrics.toolCallDuration.observe({ tool, status }, seconds, exemplar);
+    }
     if (!NOT_FAILED.has(status)) {
       this.metrics.toolErrors.inc({ tool, error_type: closedLabel(ERROR_TYPES, event.errorType) });
     }

@@ -8,6 +8,7 @@
  */
 import type { EventData } from '../../contract/events.js';
 import type { ValueOf } from '../../metrics/catalogue.js';
+import { exemplarOf } from '../../metrics/exemplars.js';
 import { UNKNOWN } from '../../metrics/labels.js';
 import type { OwnedMetrics } from '../../metrics/registry.js';
 import { spanTable, type RecorderContext } from './context.js';
@@ -111,17 +112,23 @@ export class TurnRecorder {
     if (state.startedAt !== undefined) {
       const duration = durationBetween(state.startedAt, observedAt);
       if (duration === undefined) this.context.valueRejected('duration');
-      else this.metrics.turnDuration.observe({ platform: turnPlatform, outcome }, duration);
+      else {
+        const exemplar = exemplarOf([['turn_id', event.turnId], ['session_id', event.sessionId]], duration, observedAt);
+        this.metrics.turnDuration.observe({ platform: turnPlatform, outcome }, duration, exemplar);
+      }
     }
     this.observeCalls(turnPlatform, state);
   }
 
   /** Envelope turn_end: it carries its own duration, and neither platform, model nor outcome. */
-  ended(event: Ended): void {
+  ended(event: Ended, observedAt: number): void {
     const platform = UNKNOWN;
     const outcome = UNKNOWN;
     this.metrics.turnsFinished.inc({ platform, model: UNKNOWN, outcome, exit_reason: UNKNOWN });
-    if (event.durationSeconds !== undefined) this.metrics.turnDuration.observe({ platform, outcome }, event.durationSeconds);
+    const seconds = event.durationSeconds;
+    if (seconds !== undefined) {
+      this.metrics.turnDuration.observe({ platform, outcome }, seconds, exemplarOf([['turn_id', event.turnId]], seconds, observedAt));
+    }
     const state = this.close(event.turnId);
     if (state !== undefined) this.observeCalls(platform, state);
   }
