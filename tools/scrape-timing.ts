@@ -30,7 +30,7 @@ const prom = createPromClientPipeline(sidecar.config, true);
 const feedProm = (body: Buffer): void => {
   prom.dispatcher.applyBatch(decodeBody(body, { format: 'ndjson', maxEvents: 1_000_000, arrivedAt: Date.now() / 1000 }).events);
 };
-const seeded = seedSeries(sidecar, target, 'timing', 0, feedProm);
+const seeded = seedSeries(sidecar, target, 'timing', 0, (events) => prom.dispatcher.applyBatch(events));
 
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
