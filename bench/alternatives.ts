@@ -69,12 +69,23 @@ function isCatalogueFamilies(families: Readonly<Record<string, object>>): famili
   return everyMethodListed && CATALOGUE_KEYS.every((key) => hasMethods(families[key], METHODS[CATALOGUE[key].type]));
 }
 
-/** The whole catalogue on one metrics library, checked family by family. */
-export function catalogueMetrics(factory: FamilyFactory): Metrics {
+/**
+ * An opt-in family the configuration leaves out takes writes and keeps nothing, as the
+ * sidecar's own storage does (the GenAI families without --metrics.semconv).
+ */
+const LEFT_OUT: FamilyFactory = {
+  counter: () => ({ inc: () => undefined, handle: () => ({ inc: () => undefined }) }),
+  gauge: () => ({ set: () => undefined, inc: () => undefined, dec: () => undefined }),
+  histogram: () => ({ observe: () => undefined, handle: () => ({ observe: () => undefined }) }),
+};
+
+/** The whole catalogue on one metrics library, checked family by family (opt-in families as configured). */
+export function catalogueMetrics(factory: FamilyFactory, options: { readonly semconv: boolean } = { semconv: false }): Metrics {
   const families: Record<string, object> = {};
   for (const key of CATALOGUE_KEYS) {
     const spec: MetricSpec = CATALOGUE[key];
-    families[key] = factory[spec.type](spec);
+    const made = spec.optIn === 'semconv' && !options.semconv ? LEFT_OUT : factory;
+    families[key] = made[spec.type](spec);
   }
   if (!isCatalogueFamilies(families)) throw new Error('a catalogue entry lacks a family or one of its methods');
   const metrics: Metrics = families;
@@ -271,12 +282,12 @@ export function createOtelPipeline(config: Config, clock: Clock = systemClock): 
   const exporter = new PrometheusExporter({ preventServerStart: true });
   const provider = new MeterProvider({ readers: [exporter], views: [UNCAPPED] });
   const meter = provider.getMeter('hermes-prometheus-sidecar-bench');
-  return { ...createPipeline(config, catalogueMetrics(otelFactory(meter, config)), clock), exporter, shutdown: () => provider.shutdown() };
+  return { ...createPipeline(config, catalogueMetrics(otelFactory(meter, config), config), clock), exporter, shutdown: () => provider.shutdown() };
 }
 
 /** With `defaultMetrics`, prom-client's process and Node.js metrics too (as the sidecar serves them). */
 export function createPromClientPipeline(config: Config, defaultMetrics = false, clock: Clock = systemClock): PromClientPipeline {
   const registry = new client.Registry();
   if (defaultMetrics) client.collectDefaultMetrics({ register: registry });
-  return { ...createPipeline(config, catalogueMetrics(promClientFactory(registry, config)), clock), registry };
+  return { ...createPipeline(config, catalogueMetrics(promClientFactory(registry, config), config), clock), registry };
 }
