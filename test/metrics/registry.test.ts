@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createExposition, renderText } from '../../src/exposition/exposition.js';
 import { DEFAULT_BUCKETS } from '../../src/metrics/catalogue.js';
 import { createMetricsRegistry } from '../../src/metrics/registry.js';
 import { parseSamples, series } from '../support/exposition.js';
@@ -14,7 +15,7 @@ describe('metrics registry', () => {
     metrics.toolCallDuration.handle(labels).observe(-0.5);
     metrics.pluginLastSeen.set({}, Number.NaN);
     metrics.toolCalls.inc(labels, 2);
-    const samples = parseSamples(await registry.render());
+    const samples = parseSamples(await renderText(createExposition(registry)));
     expect(samples.get('hermes_sidecar_invalid_values_total')).toBe(5);
     expect(samples.get(series('hermes_tool_calls_total', labels))).toBe(2);
     expect(samples.get(series('hermes_tool_call_duration_seconds_count', labels))).toBe(0);
