@@ -117,6 +117,11 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     slicer,
     retryAfterSeconds: config.ingest.retryAfterSeconds,
     onInternalError,
+    // Debug only: codes, routes and counts of refused and rejected requests, never content.
+    onFailedRequest: ({ code, status, route, bodyBytes }) =>
+      logger.debug({ code, status, route, body_bytes: bodyBytes }, status === 429 || status === 503 ? 'request refused' : 'request rejected'),
+    onRejectedLines: ({ route, lines, accepted, rejected }) =>
+      logger.debug({ code: 'lines_rejected', route, lines, accepted, rejected }, 'request had rejected lines'),
     memoryGuard,
     webhook: { ...config.webhook, onDuplicate: () => pipeline.delivery.duplicate() },
   };

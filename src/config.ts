@@ -1,22 +1,25 @@
 /**
  * Configuration: flags > HERMES_SIDECAR_* environment variables > YAML config file > defaults,
- * validated once at start-up into a frozen typed object. A bad value stops the start with a
- * message naming the setting and where it came from.
+ * validated once at start-up into a frozen typed object. A bad value stops the start with one
+ * sentence naming the setting, where it came from and what it must be; the config file is read
+ * strictly (configFile.ts), so a misspelt key is an error too.
  *
  * One table (OPTIONS) drives the flags, the environment names, the file keys and `--help`.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { numberLike, oneOf, positiveWholeNumber, readConfigFile, show, type ConfigFile } from './configFile.js';
 import { ConfigError } from './errors.js';
-import { DEFAULT_BUCKETS, type BucketSetName, type BucketSets } from './metrics/catalogue.js';
-import { DEFAULT_LABEL_CAPS, OPEN_LABELS, type LabelRule, type LabelRules, type OpenLabel } from './metrics/labels.js';
+import type { LogFormat } from './log.js';
+import { DEFAULT_BUCKETS, type BucketSets } from './metrics/catalogue.js';
+import { DEFAULT_LABEL_CAPS, OPEN_LABELS, type LabelRule, type LabelRules } from './metrics/labels.js';
+import { closest } from './suggest.js';
 import type { PriceEntry } from './correlate/recorders/pricing.js';
 
 export { ConfigError } from './errors.js';
 
-type Kind = 'address' | 'path' | 'file' | 'positiveInt' | 'nonNegativeInt' | 'seconds' | 'logLevel' | 'boolean';
+type Kind = 'address' | 'path' | 'file' | 'positiveInt' | 'nonNegativeInt' | 'seconds' | 'logLevel' | 'logFormat' | 'boolean';
 
 interface OptionSpec {
   /** Flag name without dashes, also the dotted key of the config file. */
@@ -59,7 +62,8 @@ export const OPTIONS = [
   { flag: 'memory.limit-bytes', kind: 'nonNegativeInt', default: 512 * 1024 * 1024, help: 'Live memory (V8 heap used + Buffers) above which ingest answers 503 + Retry-After and /-/ready 503, until it is 10% below (0 disables).' },
   { flag: 'memory.rss-limit-bytes', kind: 'nonNegativeInt', default: 0, help: 'Resident memory above which ingest answers 503 + Retry-After, while live memory is at least half of it (0 disables).' },
   { flag: 'memory.heap-limit-bytes', kind: 'nonNegativeInt', default: 0, help: 'Used V8 heap above which ingest answers 503 + Retry-After until it falls again (0 disables).' },
-  { flag: 'log.level', kind: 'logLevel', default: 'info', help: 'Log level: fatal, error, warn, info, debug, trace or silent.' },
+  { flag: 'log.level', kind: 'logLevel', default: 'info', help: 'Log level: fatal, error, warn, info, debug, trace or silent. At debug, every refused or rejected ingest request is logged with its code, route and counts.' },
+  { flag: 'log.format', kind: 'logFormat', default: 'json', help: 'Log line format: json (one JSON object per line) or logfmt (key=value pairs).' },
   { flag: 'config.file', kind: 'file', default: undefined, help: 'YAML file with any option above plus labels: (caps, allow-lists, rewrites), buckets: and prices: (USD per million tokens per provider/model).', inFile: false },
 ] as const satisfies readonly OptionSpec[];
 
@@ -116,6 +120,7 @@ export interface Config {
   /** USD per million tokens per provider/model, for calls Hermes did not price (`prices:` in the config file). */
   readonly prices: readonly PriceEntry[];
   readonly logLevel: string;
+  readonly logFormat: LogFormat;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -135,69 +140,62 @@ function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
-const positiveInt = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+const LOG_FORMATS = ['json', 'logfmt'] as const satisfies readonly LogFormat[];
 
-const KIND_SCHEMAS: Record<Kind, z.ZodType> = {
-  address: z.string().transform((text, ctx) => {
-    try {
-      return parseListenAddress(text);
-    } catch (error) {
-      ctx.addIssue({ code: 'custom', message: (error as Error).message });
-      return z.NEVER;
-    }
-  }),
-  path: z.string().regex(/^\/[\w./-]*$/, 'expected a path starting with /'),
-  file: z.string().min(1, 'expected a file path'),
-  positiveInt,
-  nonNegativeInt: z.coerce.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
-  seconds: z.coerce.number().positive().finite(),
-  logLevel: z.enum(LOG_LEVELS),
-  boolean: z.union([z.boolean(), z.enum(['true', 'false'], 'expected true or false').transform((text) => text === 'true')]),
+/** The check and the "must be …" text of each kind: the text, not the checker's, reaches the user. */
+const KINDS: Record<Kind, { readonly schema: z.ZodType; readonly expected: string }> = {
+  address: {
+    schema: z.string().transform((text, ctx) => {
+      try {
+        return parseListenAddress(text);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'not an address' });
+        return z.NEVER;
+      }
+    }),
+    expected: 'host:port, [ipv6 address]:port or :port, with a port from 0 to 65535',
+  },
+  path: { schema: z.string().regex(/^\/[\w./-]*$/), expected: 'a URL path starting with / (letters, digits and _ . / - only)' },
+  file: { schema: z.string().min(1), expected: 'a file path' },
+  positiveInt: { schema: positiveWholeNumber, expected: 'a positive whole number' },
+  nonNegativeInt: {
+    schema: numberLike(z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER)),
+    expected: 'a whole number, 0 or more',
+  },
+  seconds: { schema: numberLike(z.number().positive().finite()), expected: 'a positive number of seconds' },
+  logLevel: { schema: z.enum(LOG_LEVELS), expected: `one of ${oneOf(LOG_LEVELS)}` },
+  logFormat: { schema: z.enum(LOG_FORMATS), expected: oneOf(LOG_FORMATS) },
+  boolean: {
+    schema: z.union([z.boolean(), z.enum(['true', 'false']).transform((text) => text === 'true')]),
+    expected: 'true or false',
+  },
 };
 
-const labelRuleSchema = z
-  .object({
-    cap: positiveInt.optional(),
-    allow: z.array(z.string()).optional(),
-    rewrite: z.record(z.string(), z.string()).optional(),
-  })
-  .strict();
-
-const bucketsSchema = z
-  .array(z.number().finite())
-  .min(1)
-  .refine((bounds) => bounds.every((bound, index) => index === 0 || bound > (bounds[index - 1] ?? -Infinity)), {
-    message: 'bucket bounds must be strictly increasing',
-  });
-
-const usdPerMillion = z.number().finite().nonnegative();
-
-/** prices: {<provider>: {<model>: {input, output, cache_read?, cache_write?}}}, USD per million tokens. */
-const pricesSchema = z.record(
-  z.string().min(1),
-  z.record(
-    z.string().min(1),
-    z
-      .object({ input: usdPerMillion, output: usdPerMillion, cache_read: usdPerMillion.optional(), cache_write: usdPerMillion.optional() })
-      .strict(),
-  ),
-);
-
-const fileSchema = z
-  .object({
-    prices: pricesSchema.optional(),
-    labels: z.partialRecord(z.enum(OPEN_LABELS as [OpenLabel, ...OpenLabel[]]), labelRuleSchema).optional(),
-    buckets: z
-      .partialRecord(z.enum(Object.keys(DEFAULT_BUCKETS) as [BucketSetName, ...BucketSetName[]]), bucketsSchema)
-      .optional(),
-  })
-  .passthrough();
-
-type FileSettings = z.infer<typeof fileSchema>;
+/** Where a value came from, for the messages: `--flag=…`, an environment variable, a file key or a default. */
+type Origin =
+  | { readonly from: 'flag' }
+  | { readonly from: 'env'; readonly name: string }
+  | { readonly from: 'file'; readonly key: string; readonly path: string }
+  | { readonly from: 'default' };
 
 interface Sourced {
+  readonly flag: string;
   readonly value: unknown;
-  readonly source: string;
+  readonly origin: Origin;
+}
+
+/** The subject of an error sentence: the setting, its value and where it came from. */
+function describe({ flag, value, origin }: Sourced): string {
+  switch (origin.from) {
+    case 'flag':
+      return `--${flag}=${show(value)} (from the command line)`;
+    case 'env':
+      return `${origin.name}=${show(value)} (from the environment, for --${flag})`;
+    case 'file':
+      return `${origin.key}: ${show(value)} in the config file ${origin.path}`;
+    case 'default':
+      return `the default of --${flag} (${show(value)})`;
+  }
 }
 
 export interface ConfigInputs {
@@ -206,120 +204,131 @@ export interface ConfigInputs {
   readonly readFile?: (path: string) => string;
 }
 
+const FLAGS: readonly string[] = OPTIONS.map((option) => option.flag);
+
+/** parseArgs' own messages name the option but not what to do; these say both, in one sentence. */
+function flagError(error: unknown): ConfigError {
+  const { code, message } = error as { code?: string; message: string };
+  const named = /'(-[^' ]*)/.exec(message)?.[1] ?? '';
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const near = closest(named.replace(/^-+/, ''), FLAGS);
+    return new ConfigError(
+      near === undefined
+        ? `${named} (from the command line) is not an option: --help lists every option.`
+        : `${named} (from the command line) is not an option: did you mean --${near}?`,
+    );
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    return new ConfigError(`${named} (from the command line) needs a value: write ${named}=VALUE.`);
+  }
+  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+    const argument = /'([^']*)'/.exec(message)?.[1] ?? '';
+    return new ConfigError(`${show(argument)} (from the command line) is not an option: options are written --name=VALUE, and --help lists them.`);
+  }
+  return new ConfigError(`The command line cannot be read (${message}): --help lists every option.`);
+}
+
 function parseFlags(argv: readonly string[]): Record<string, string | undefined> {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: Object.fromEntries(OPTIONS.map((option) => [option.flag, { type: 'string' as const }])),
-    strict: true,
-    allowPositionals: false,
-  });
-  return values;
-}
-
-/** The value of a dotted key (`ingest.max-body-bytes`) in the parsed file; dashes may be underscores. */
-function fileValue(file: Record<string, unknown>, flag: string): unknown {
-  let node: unknown = file;
-  for (const part of flag.split('.')) {
-    if (typeof node !== 'object' || node === null) return undefined;
-    const record = node as Record<string, unknown>;
-    node = record[part] ?? record[part.replaceAll('-', '_')];
-  }
-  return node;
-}
-
-function readText(readFile: (path: string) => string, path: string, what: string): string {
   try {
-    return readFile(path);
+    const { values } = parseArgs({
+      args: [...argv],
+      options: Object.fromEntries(OPTIONS.map((option) => [option.flag, { type: 'string' as const }])),
+      strict: true,
+      allowPositionals: false,
+    });
+    return values;
   } catch (error) {
-    throw new ConfigError(`${what}: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    throw flagError(error);
   }
 }
 
-function loadFile(path: string | undefined, readFile: (path: string) => string): FileSettings & Record<string, unknown> {
-  if (path === undefined) return {};
-  let parsed: unknown;
+const READ_PROBLEMS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EISDIR: 'it is a directory',
+};
+
+function readText(readFile: (path: string) => string, source: Sourced, expected: string): string {
   try {
-    parsed = parseYaml(readText(readFile, path, '--config.file'), { logLevel: 'error' });
+    return readFile(String(source.value));
   } catch (error) {
-    if (error instanceof ConfigError) throw error;
-    throw new ConfigError(`--config.file: ${path} is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    const problem = READ_PROBLEMS[code] === undefined ? code : `${READ_PROBLEMS[code]}, ${code}`;
+    throw new ConfigError(`${describe(source)} names a file that cannot be read (${problem}): expected ${expected}.`);
   }
-  const result = fileSchema.safeParse(parsed ?? {});
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    throw new ConfigError(`--config.file: ${path}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
-  }
-  return result.data;
+}
+
+const EMPTY_FILE: ConfigFile = { path: '', settings: new Map(), labels: {}, buckets: {}, prices: [] };
+
+function loadFile(source: Sourced | undefined, readFile: (path: string) => string): ConfigFile {
+  if (source === undefined) return EMPTY_FILE;
+  const path = String(source.value);
+  const text = readText(readFile, source, 'a readable YAML file');
+  const fileFlags = OPTIONS.filter((option: OptionSpec) => option.inFile !== false).map((option) => option.flag);
+  return readConfigFile(text, path, describe(source), fileFlags);
 }
 
 function resolveRaw(
   option: OptionSpec,
   flags: Record<string, string | undefined>,
   env: NodeJS.ProcessEnv,
-  file: Record<string, unknown>,
+  file: ConfigFile,
 ): Sourced | undefined {
-  const flag = flags[option.flag];
-  if (flag !== undefined) return { value: flag, source: `--${option.flag}` };
-  const fromEnv = env[envName(option.flag)];
-  if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, source: `${envName(option.flag)} (--${option.flag})` };
-  if (option.inFile !== false) {
-    const fromFile = fileValue(file, option.flag);
-    if (fromFile !== undefined) return { value: fromFile, source: `${option.flag} in the config file (--${option.flag})` };
-  }
-  if (option.default !== undefined) return { value: option.default, source: `the default of --${option.flag}` };
+  const { flag } = option;
+  const fromFlag = flags[flag];
+  if (fromFlag !== undefined) return { flag, value: fromFlag, origin: { from: 'flag' } };
+  const name = envName(flag);
+  const fromEnv = env[name];
+  if (fromEnv !== undefined && fromEnv !== '') return { flag, value: fromEnv, origin: { from: 'env', name } };
+  const fromFile = option.inFile === false ? undefined : file.settings.get(flag);
+  if (fromFile !== undefined) return { flag, value: fromFile.value, origin: { from: 'file', key: fromFile.key, path: file.path } };
+  if (option.default !== undefined) return { flag, value: option.default, origin: { from: 'default' } };
   return undefined;
 }
 
 function validate(option: OptionSpec, raw: Sourced | undefined): unknown {
   if (raw === undefined) return undefined;
-  const result = KIND_SCHEMAS[option.kind].safeParse(raw.value);
-  if (!result.success) {
-    throw new ConfigError(`invalid value for ${raw.source}: ${result.error.issues[0]?.message ?? 'invalid'}`);
-  }
+  const kind = KINDS[option.kind];
+  const result = kind.schema.safeParse(raw.value);
+  if (!result.success) throw new ConfigError(`${describe(raw)} must be ${expectedFor(kind.expected, raw.value)}.`);
   return result.data;
+}
+
+/** A whole number past 2^53 is whole but not exact: say so instead of repeating "whole number". */
+function expectedFor(expected: string, value: unknown): string {
+  const number = typeof value === 'string' ? Number(value) : value;
+  const tooLarge = typeof number === 'number' && Number.isInteger(number) && number > Number.MAX_SAFE_INTEGER;
+  return tooLarge ? `${expected} no larger than ${Number.MAX_SAFE_INTEGER}` : expected;
 }
 
 function secret(
   env: NodeJS.ProcessEnv,
   envVar: string,
-  file: string | undefined,
+  file: Sourced | undefined,
   readFile: (path: string) => string,
-  flag: string,
+  holding: string,
 ): string | undefined {
-  const text = file !== undefined ? readText(readFile, file, `--${flag}`) : env[envVar];
+  const text = file !== undefined ? readText(readFile, file, `a readable file holding ${holding}`) : env[envVar];
   const value = text?.trim();
   if (value === undefined || value === '') {
-    if (file !== undefined) throw new ConfigError(`--${flag}: ${file} is empty`);
+    if (file !== undefined) throw new ConfigError(`${describe(file)} names an empty file: expected a file holding ${holding}.`);
     return undefined;
   }
   return value;
 }
 
-function labelRules(file: FileSettings): LabelRules {
+function labelRules(file: ConfigFile): LabelRules {
   return Object.fromEntries(
     OPEN_LABELS.map((label) => {
-      const fromFile = file.labels?.[label];
+      const fromFile = file.labels[label];
       const rule: LabelRule = {
         cap: fromFile?.cap ?? DEFAULT_LABEL_CAPS[label],
-        ...(fromFile?.allow === undefined ? {} : { allow: fromFile.allow }),
-        ...(fromFile?.rewrite === undefined ? {} : { rewrite: fromFile.rewrite }),
+        ...(fromFile?.allow === undefined ? {} : { allow: [...fromFile.allow] }),
+        ...(fromFile?.rewrite === undefined ? {} : { rewrite: { ...fromFile.rewrite } }),
       };
       return [label, rule];
     }),
   ) as LabelRules;
-}
-
-function priceEntries(file: FileSettings): PriceEntry[] {
-  return Object.entries(file.prices ?? {}).flatMap(([provider, models]) =>
-    Object.entries(models).map(([model, price]) => ({
-      provider,
-      model,
-      input: price.input,
-      output: price.output,
-      cacheRead: price.cache_read,
-      cacheWrite: price.cache_write,
-    })),
-  );
 }
 
 function deepFreeze<T>(value: T): T {
@@ -333,25 +342,26 @@ function deepFreeze<T>(value: T): T {
 /** Builds the configuration, or throws ConfigError naming the bad setting. */
 export function loadConfig(inputs: ConfigInputs): Config {
   const readFile = inputs.readFile ?? ((path: string) => readFileSync(path, 'utf8'));
-  let flags: Record<string, string | undefined>;
-  try {
-    flags = parseFlags(inputs.argv);
-  } catch (error) {
-    throw new ConfigError(`${(error as Error).message} (see --help)`);
-  }
-  const configFile = flags['config.file'] ?? inputs.env[envName('config.file')];
-  const file = loadFile(configFile === '' ? undefined : configFile, readFile);
+  const flags = parseFlags(inputs.argv);
+  const configFile = OPTIONS.find((option) => option.flag === 'config.file') as OptionSpec;
+  const file = loadFile(resolveRaw(configFile, flags, inputs.env, EMPTY_FILE), readFile);
 
+  const sourced = new Map<string, Sourced | undefined>();
   const values = new Map<string, unknown>();
-  for (const option of OPTIONS) values.set(option.flag, validate(option, resolveRaw(option, flags, inputs.env, file)));
+  for (const option of OPTIONS) {
+    const raw = resolveRaw(option, flags, inputs.env, file);
+    sourced.set(option.flag, raw);
+    values.set(option.flag, validate(option, raw));
+  }
   const get = <T>(flag: OptionFlag): T => values.get(flag) as T;
 
   const ingestListen = get<ListenAddress>('ingest.listen-address');
-  const token = secret(inputs.env, SECRET_ENV.ingestToken, get('ingest.token-file'), readFile, 'ingest.token-file');
+  const token = secret(inputs.env, SECRET_ENV.ingestToken, sourced.get('ingest.token-file'), readFile, 'the ingest bearer token');
   if (!isLoopback(ingestListen.host) && token === undefined) {
+    const listen = sourced.get('ingest.listen-address');
     throw new ConfigError(
-      `--ingest.listen-address ${ingestListen.host}:${ingestListen.port} is not a loopback address: ` +
-        `set --ingest.token-file or ${SECRET_ENV.ingestToken} so ingest requires a bearer token`,
+      `${listen === undefined ? '--ingest.listen-address' : describe(listen)} is not a loopback address: ` +
+        `set --ingest.token-file or ${SECRET_ENV.ingestToken} so ingest requires a bearer token.`,
     );
   }
 
@@ -371,7 +381,7 @@ export function loadConfig(inputs: ConfigInputs): Config {
       retryAfterSeconds: get('ingest.retry-after-seconds'),
     },
     webhook: {
-      secret: secret(inputs.env, SECRET_ENV.webhookSecret, get('webhook.secret-file'), readFile, 'webhook.secret-file'),
+      secret: secret(inputs.env, SECRET_ENV.webhookSecret, sourced.get('webhook.secret-file'), readFile, 'the webhook secret'),
       dedupeWindow: get('webhook.dedupe-window'),
       maxBodyBytes: get('webhook.max-body-bytes'),
     },
@@ -395,9 +405,10 @@ export function loadConfig(inputs: ConfigInputs): Config {
       heapLimitBytes: get('memory.heap-limit-bytes'),
     },
     labels: labelRules(file),
-    buckets: { ...DEFAULT_BUCKETS, ...(file.buckets ?? {}) },
-    prices: priceEntries(file),
+    buckets: { ...DEFAULT_BUCKETS, ...file.buckets },
+    prices: file.prices.map((price): PriceEntry => ({ ...price })),
     logLevel: get('log.level'),
+    logFormat: get('log.format'),
   });
 }
 

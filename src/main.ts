@@ -6,7 +6,7 @@
  */
 import { boundAddress, closeServer, createSidecar, listen } from './app.js';
 import { defaultPluginSourceDir, runInstallPlugin } from './cli/installPlugin.js';
-import { ConfigError, helpText, loadConfig } from './config.js';
+import { ConfigError, helpText, loadConfig, type ListenAddress } from './config.js';
 import { createWebServer, listenOn } from './web/server.js';
 import { createLogger } from './log.js';
 import { VERSION, versionText } from './version.js';
@@ -14,9 +14,30 @@ import { metricsOwnedBy } from './metrics/registry.js';
 
 const CLOSE_GRACE_MS = 2000;
 
+const BIND_PROBLEMS: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'the address is already in use',
+  EACCES: 'permission denied (ports below 1024 need privileges)',
+  EADDRNOTAVAIL: 'the address does not belong to this machine',
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name does not resolve',
+};
+
+const showAddress = ({ host, port }: ListenAddress): string => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`);
+
+/** Binds one listener; a failure names the listener, its address and the setting that chose it. */
+async function bind<T>(listener: 'web' | 'ingest', address: ListenAddress, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const problem = code === undefined ? (error as Error).message : `${BIND_PROBLEMS[code] ?? 'binding failed'} (${code})`;
+    throw new ConfigError(`The ${listener} listener cannot listen on ${showAddress(address)} (--${listener}.listen-address): ${problem}.`);
+  }
+}
+
 async function runSidecar(argv: readonly string[]): Promise<void> {
   const config = loadConfig({ argv, env: process.env });
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, config.logFormat);
   const sidecar = createSidecar(config, { logger });
 
   const webServer = await createWebServer(sidecar.webApp, {
@@ -24,8 +45,8 @@ async function runSidecar(argv: readonly string[]): Promise<void> {
     logger,
     metrics: metricsOwnedBy(sidecar.metrics, 'web/server'),
   });
-  const web = await listenOn(webServer.server, config.web.listen);
-  const ingest = await listen(sidecar.ingestApp, config.ingest.listen);
+  const web = await bind('web', config.web.listen, () => listenOn(webServer.server, config.web.listen));
+  const ingest = await bind('ingest', config.ingest.listen, () => listen(sidecar.ingestApp, config.ingest.listen));
   const sweeper = setInterval(() => sidecar.sweep(), config.correlator.sweepIntervalSeconds * 1000);
   sweeper.unref();
 

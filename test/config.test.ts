@@ -4,12 +4,32 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, envName, helpText, loadConfig, OPTIONS, parseListenAddress } from '../src/config.js';
 import { DEFAULT_BUCKETS } from '../src/metrics/catalogue.js';
+import { OPEN_LABELS } from '../src/metrics/labels.js';
 
 const tempFile = (name: string, text: string): string => {
   const file = join(mkdtempSync(join(tmpdir(), 'sidecar-config-')), name);
   writeFileSync(file, text);
   return file;
 };
+
+/** The message of the ConfigError loadConfig throws (fails the test when it throws anything else or nothing). */
+function configError(argv: readonly string[], env: NodeJS.ProcessEnv = {}): string {
+  try {
+    loadConfig({ argv, env });
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(argv)} ${JSON.stringify(env)}`);
+}
+
+const fileError = (text: string): { file: string; message: string } => {
+  const file = tempFile('config.yaml', text);
+  return { file, message: configError(['--config.file', file]) };
+};
+
+const LEVELS = 'one of fatal, error, warn, info, debug, trace or silent';
+const ADDRESS = 'host:port, [ipv6 address]:port or :port, with a port from 0 to 65535';
 
 describe('defaults', () => {
   it('are the documented ones', () => {
@@ -55,30 +75,158 @@ describe('precedence: flag > environment > config file > default', () => {
   });
 });
 
-describe('invalid values stop the start with a message naming the setting', () => {
+describe('invalid values stop the start with one sentence naming the setting, its source and what it must be', () => {
   it.each([
-    [['--ingest.queue-capacity=0'], {}, 'invalid value for --ingest.queue-capacity'],
-    [['--ingest.queue-capacity=many'], {}, 'invalid value for --ingest.queue-capacity'],
-    [[], { HERMES_SIDECAR_WEB_LISTEN_ADDRESS: 'nowhere' }, 'invalid value for HERMES_SIDECAR_WEB_LISTEN_ADDRESS (--web.listen-address)'],
-    [['--web.listen-address=:70000'], {}, 'invalid value for --web.listen-address'],
-    [['--web.telemetry-path=metrics'], {}, 'expected a path starting with /'],
-    [['--log.level=loud'], {}, 'invalid value for --log.level'],
-    [['--no-such-flag=1'], {}, "Unknown option '--no-such-flag'"],
-    [['--ingest.token-file=/nonexistent/token'], {}, '--ingest.token-file: cannot read /nonexistent/token: ENOENT'],
+    [['--ingest.queue-capacity=0'], {}, '--ingest.queue-capacity=0 (from the command line) must be a positive whole number.'],
+    [['--ingest.queue-capacity=many'], {}, '--ingest.queue-capacity=many (from the command line) must be a positive whole number.'],
+    [['--ingest.queue-capacity=true'], {}, '--ingest.queue-capacity=true (from the command line) must be a positive whole number.'],
+    [['--ingest.queue-capacity=2.5'], {}, '--ingest.queue-capacity=2.5 (from the command line) must be a positive whole number.'],
+    [['--ingest.queue-capacity=1e30'], {}, '--ingest.queue-capacity=1e30 (from the command line) must be a positive whole number no larger than 9007199254740991.'],
+    [[], { HERMES_SIDECAR_INGEST_QUEUE_CAPACITY: 'many' }, 'HERMES_SIDECAR_INGEST_QUEUE_CAPACITY=many (from the environment, for --ingest.queue-capacity) must be a positive whole number.'],
+    [['--memory.heap-limit-bytes=-1'], {}, '--memory.heap-limit-bytes=-1 (from the command line) must be a whole number, 0 or more.'],
+    [['--correlator.span-ttl=soon'], {}, '--correlator.span-ttl=soon (from the command line) must be a positive number of seconds.'],
+    [[], { HERMES_SIDECAR_WEB_LISTEN_ADDRESS: 'nowhere' }, `HERMES_SIDECAR_WEB_LISTEN_ADDRESS=nowhere (from the environment, for --web.listen-address) must be ${ADDRESS}.`],
+    [['--web.listen-address=:70000'], {}, `--web.listen-address=:70000 (from the command line) must be ${ADDRESS}.`],
+    [['--web.telemetry-path=metrics'], {}, '--web.telemetry-path=metrics (from the command line) must be a URL path starting with / (letters, digits and _ . / - only).'],
+    [['--log.level=loud'], {}, `--log.level=loud (from the command line) must be ${LEVELS}.`],
+    [['--log.format=xml'], {}, '--log.format=xml (from the command line) must be json or logfmt.'],
+    [['--metrics.semconv=yes'], {}, '--metrics.semconv=yes (from the command line) must be true or false.'],
+    [['--no-such-flag=1'], {}, '--no-such-flag (from the command line) is not an option: --help lists every option.'],
+    [['--ingest.queue-capacty=1'], {}, '--ingest.queue-capacty (from the command line) is not an option: did you mean --ingest.queue-capacity?'],
+    [['--ingest.queue-capacity'], {}, '--ingest.queue-capacity (from the command line) needs a value: write --ingest.queue-capacity=VALUE.'],
+    [['stray'], {}, 'stray (from the command line) is not an option: options are written --name=VALUE, and --help lists them.'],
+    [
+      ['--ingest.token-file=/nonexistent/token'],
+      {},
+      '--ingest.token-file=/nonexistent/token (from the command line) names a file that cannot be read (no such file, ENOENT): expected a readable file holding the ingest bearer token.',
+    ],
+    [
+      [],
+      { HERMES_SIDECAR_CONFIG_FILE: '/nonexistent/config.yaml' },
+      'HERMES_SIDECAR_CONFIG_FILE=/nonexistent/config.yaml (from the environment, for --config.file) names a file that cannot be read (no such file, ENOENT): expected a readable YAML file.',
+    ],
   ])('%j %j', (argv, env, message) => {
-    expect(() => loadConfig({ argv, env })).toThrow(ConfigError);
-    expect(() => loadConfig({ argv, env })).toThrow(message);
+    expect(configError(argv, env)).toBe(message);
   });
 
-  it('names the config file setting at fault', () => {
-    const bad = tempFile('bad.yaml', 'ingest:\n  queue_capacity: -3\n');
-    expect(() => loadConfig({ argv: ['--config.file', bad], env: {} })).toThrow('invalid value for ingest.queue-capacity in the config file');
-    const buckets = tempFile('buckets.yaml', 'buckets:\n  api_seconds: [1, 0.5]\n');
-    expect(() => loadConfig({ argv: ['--config.file', buckets], env: {} })).toThrow('buckets.api_seconds: bucket bounds must be strictly increasing');
-    const labels = tempFile('labels.yaml', 'labels:\n  session_id: {cap: 5}\n');
-    expect(() => loadConfig({ argv: ['--config.file', labels], env: {} })).toThrow('labels: Unrecognized key: "session_id"');
-    const yaml = tempFile('broken.yaml', 'a: [\n');
-    expect(() => loadConfig({ argv: ['--config.file', yaml], env: {} })).toThrow('is not valid YAML');
+  it('says an empty secret file is empty', () => {
+    const file = tempFile('token', ' \n');
+    expect(configError([`--webhook.secret-file=${file}`])).toBe(
+      `--webhook.secret-file=${file} (from the command line) names an empty file: expected a file holding the webhook secret.`,
+    );
+  });
+
+  it('names the config file key at fault, as written', () => {
+    const negative = fileError('ingest:\n  queue_capacity: -3\n');
+    expect(negative.message).toBe(`ingest.queue_capacity: -3 in the config file ${negative.file} must be a positive whole number.`);
+    const words = fileError('ingest:\n  queue-capacity: many\n');
+    expect(words.message).toBe(`ingest.queue-capacity: many in the config file ${words.file} must be a positive whole number.`);
+    const yes = fileError('ingest:\n  queue_capacity: true\n');
+    expect(yes.message).toBe(`ingest.queue_capacity: true in the config file ${yes.file} must be a positive whole number.`);
+    const buckets = fileError('buckets:\n  api_seconds: [1, 0.5]\n');
+    expect(buckets.message).toBe(
+      `buckets.api_seconds: [1,0.5] in the config file ${buckets.file} must be a non-empty list of finite numbers in strictly increasing order.`,
+    );
+    const cap = fileError('labels:\n  model: {cap: lots}\n');
+    expect(cap.message).toBe(`labels.model.cap: lots in the config file ${cap.file} must be a positive whole number.`);
+    const allow = fileError('labels:\n  tool: {allow: terminal}\n');
+    expect(allow.message).toBe(`labels.tool.allow: terminal in the config file ${allow.file} must be a list of label values (strings).`);
+    const section = fileError('ingest: 5\n');
+    expect(section.message).toBe(
+      `ingest in the config file ${section.file} is 5 but must be a mapping of listen_address, token_file, max_body_bytes, max_events_per_request, queue_capacity or retry_after_seconds.`,
+    );
+  });
+
+  it('names a file that is not YAML, or not a mapping, without a dangling source excerpt', () => {
+    const yaml = fileError('a: [\n');
+    expect(yaml.message).toBe(
+      `--config.file=${yaml.file} (from the command line) names a file that is not valid YAML: flow sequence in block collection must be sufficiently indented and end with a ] (line 2, column 1).`,
+    );
+    const duplicate = fileError('log:\n  level: info\nlog:\n  level: debug\n');
+    expect(duplicate.message).toBe(
+      `--config.file=${duplicate.file} (from the command line) names a file that is not valid YAML: map keys must be unique (line 3, column 1).`,
+    );
+    const text = fileError('just some text\n');
+    expect(text.message).toBe(
+      `--config.file=${text.file} (from the command line) names a file that holds "just some text", but it must hold a mapping of settings such as "ingest: {queue_capacity: 2048}".`,
+    );
+  });
+});
+
+describe('unknown keys anywhere in the config file are errors', () => {
+  const TOP = 'web, ingest, webhook, correlator, sequence, metrics, memory, log, labels, buckets or prices';
+
+  it.each([
+    ['ingest:\n  quee_capacity: 5\n', 'ingest.quee_capacity', 'is not a known key: did you mean ingest.queue_capacity?'],
+    ['lables:\n  model: {cap: 3}\n', 'lables', 'is not a known key: did you mean labels?'],
+    ['foo: 1\n', 'foo', `is not a known key: expected one of ${TOP}.`],
+    ['queue_capacity: 5\n', 'queue_capacity', 'is not a known key: did you mean ingest.queue_capacity?'],
+    ['web:\n  queue_capacity: 5\n', 'web.queue_capacity', 'is not a known key: did you mean ingest.queue_capacity?'],
+    ['web:\n  config:\n    fille: web.yml\n', 'web.config.fille', 'is not a known key: did you mean web.config.file?'],
+    ['labels:\n  model: {cap: 3, alow: [a]}\n', 'labels.model.alow', 'is not a known key: did you mean labels.model.allow?'],
+    ['labels:\n  session_id: {cap: 5}\n', 'labels.session_id', `is not a known key: expected one of ${OPEN_LABELS.slice(0, -1).join(', ')} or ${OPEN_LABELS.at(-1)}.`],
+    ['buckets:\n  api_second: [1, 2]\n', 'buckets.api_second', 'is not a known key: did you mean buckets.api_seconds?'],
+    ['config:\n  file: other.yaml\n', 'config', `is not a known key: expected one of ${TOP}.`],
+    ['prices:\n  openrouter:\n    m: {input: 1, output: 2, cache_reed: 1}\n', 'prices.openrouter.m.cache_reed', 'is not a known key: did you mean prices.openrouter.m.cache_read?'],
+    ['prices:\n  openrouter:\n    m: {input: 1}\n', 'prices.openrouter.m.output', 'is missing: a price needs input and output (USD per million tokens).'],
+    ['prices:\n  openrouter:\n    m: {input: cheap, output: 2}\n', 'prices.openrouter.m.input: cheap', 'must be a price in USD per million tokens, 0 or more.'],
+    ['ingest:\n  queue_capacity: 5\n  queue-capacity: 6\n', 'ingest.queue-capacity', 'sets the same option as ingest.queue_capacity: keep one of them.'],
+  ])('%j', (text, key, rest) => {
+    const { file, message } = fileError(text);
+    expect(message).toBe(`${key} in the config file ${file} ${rest}`);
+  });
+
+  it('accepts every documented key, with dashes or underscores, and empty sections', () => {
+    const file = tempFile(
+      'full.yaml',
+      [
+        'web: {listen_address: "127.0.0.1:0", telemetry-path: /m, config: {file: null}}',
+        'ingest: {listen_address: "127.0.0.1:0", max_body_bytes: 100, max_events_per_request: 10, queue_capacity: "12", retry_after_seconds: 2}',
+        'webhook: {dedupe_window: 5}',
+        'correlator: {span_ttl: 1.5, session_ttl: 10, max_spans: 10, sweep_interval: 1}',
+        'sequence: {instance_ttl: 10, max_instances: 10}',
+        'metrics: {max_series: 10}',
+        'memory: {rss_limit_bytes: 0, heap_limit_bytes: 0}',
+        'log: {level: debug, format: logfmt}',
+        'labels: {model: {cap: 2, allow: [a], rewrite: {b: a}}, tool: null}',
+        'prices: {openrouter: {acme/model-a: {input: 2, output: 8, cache_read: 0.5}}}',
+        'buckets:',
+        '',
+      ].join('\n'),
+    );
+    const config = loadConfig({ argv: [`--config.file=${file}`], env: {} });
+    expect(config.ingest.queueCapacity).toBe(12);
+    expect(config.correlator.spanTtlSeconds).toBe(1.5);
+    expect(config.web.telemetryPath).toBe('/m');
+    expect(config.logLevel).toBe('debug');
+    expect(config.logFormat).toBe('logfmt');
+    expect(config.labels.model).toEqual({ cap: 2, allow: ['a'], rewrite: { b: 'a' } });
+    expect(config.buckets).toEqual(DEFAULT_BUCKETS);
+    expect(config.prices).toEqual([{ provider: 'openrouter', model: 'acme/model-a', input: 2, output: 8, cacheRead: 0.5, cacheWrite: undefined }]);
+  });
+
+  it('every message is one sentence: no line breaks, no checker jargon, ends with . or ?', () => {
+    const messages = [
+      configError(['--ingest.queue-capacity=many']),
+      configError(['--nope']),
+      configError([], { HERMES_SIDECAR_LOG_LEVEL: 'chatty' }),
+      fileError('a: [\n').message,
+      fileError('ingest:\n  quee_capacity: 5\n').message,
+      fileError('buckets:\n  count: []\n').message,
+      fileError('labels:\n  model: {rewrite: {a: 1}}\n').message,
+    ];
+    for (const message of messages) {
+      expect(message).toMatch(/^\S.*[.?]$/);
+      expect(message).not.toMatch(/\n|NaN|received|Invalid|Unrecognized|:$/);
+    }
+  });
+});
+
+describe('--log.format', () => {
+  it('is json by default, and logfmt from a flag or the environment', () => {
+    expect(loadConfig({ argv: [], env: {} }).logFormat).toBe('json');
+    expect(loadConfig({ argv: ['--log.format=logfmt'], env: {} }).logFormat).toBe('logfmt');
+    expect(loadConfig({ argv: [], env: { HERMES_SIDECAR_LOG_FORMAT: 'logfmt' } }).logFormat).toBe('logfmt');
   });
 });
 
@@ -86,6 +234,9 @@ describe('ingest security', () => {
   it('refuses a non-loopback ingest address without a token', () => {
     expect(() => loadConfig({ argv: ['--ingest.listen-address=0.0.0.0:9479'], env: {} })).toThrow(
       'is not a loopback address: set --ingest.token-file or HERMES_SIDECAR_INGEST_TOKEN',
+    );
+    expect(configError(['--ingest.listen-address=0.0.0.0:9479'])).toBe(
+      '--ingest.listen-address=0.0.0.0:9479 (from the command line) is not a loopback address: set --ingest.token-file or HERMES_SIDECAR_INGEST_TOKEN so ingest requires a bearer token.',
     );
   });
 

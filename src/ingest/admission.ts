@@ -26,6 +26,14 @@ const MEDIA_TYPES: Readonly<Record<string, BodyFormat>> = {
   'application/json': 'json',
 };
 
+/** A request answered 202 with some lines rejected: counts per reason, never the lines. */
+export interface RejectedLines {
+  readonly route: string;
+  readonly lines: number;
+  readonly accepted: number;
+  readonly rejected: Readonly<Record<string, number>>;
+}
+
 export interface IngestRouteOptions {
   readonly metrics: OwnedMetrics<'ingest/admission'>;
   readonly rejections: Rejections;
@@ -41,6 +49,15 @@ export interface IngestRouteOptions {
   /** How decoding hands the event loop back between slices. */
   readonly slicer: Slicer;
   readonly memoryGuard?: MemoryGuard;
+  /** For the debug log. */
+  readonly onRejectedLines?: (rejected: RejectedLines) => void;
+}
+
+function reportRejectedLines(options: IngestRouteOptions, decoded: DecodedBody, route: string): void {
+  if (decoded.errors.length === 0 || options.onRejectedLines === undefined) return;
+  const rejected: Record<string, number> = {};
+  for (const error of decoded.errors) rejected[error.reason] = (rejected[error.reason] ?? 0) + 1;
+  options.onRejectedLines({ route, lines: decoded.lines, accepted: decoded.events.length, rejected });
 }
 
 export function bodyFormat(request: Request): BodyFormat | undefined {
@@ -110,6 +127,7 @@ function acceptedBody(decoded: DecodedBody): object {
  */
 export async function submitDecoded(options: IngestRouteOptions, decoded: DecodedBody, response: Response): Promise<void> {
   options.rejections.lines(decoded.errors);
+  reportRejectedLines(options, decoded, response.req.path);
   options.metrics.ingestBatchEvents.observe({}, decoded.lines);
   const admission = options.ingestor.submit(decoded.events);
   if (admission.refused !== undefined) throw new SidecarError(admission.refused);

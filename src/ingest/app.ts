@@ -15,8 +15,8 @@ import type { Ingestor } from './ingestor.js';
 import type { InflightBudget } from './body.js';
 import type { MemoryGuard } from './memory.js';
 import type { Slicer } from './slices.js';
-import { EVENTS_ROUTE, HOOKS_ROUTE, type IngestRouteOptions } from './admission.js';
-import { errorHandler, Rejections } from './errors.js';
+import { EVENTS_ROUTE, HOOKS_ROUTE, type IngestRouteOptions, type RejectedLines } from './admission.js';
+import { errorHandler, Rejections, type FailedRequest } from './errors.js';
 import { eventsRouter } from './events.js';
 import { hooksRouter, type HooksRouteOptions } from './hooks.js';
 
@@ -36,6 +36,9 @@ export interface IngestAppOptions {
   readonly memoryGuard?: MemoryGuard;
   readonly retryAfterSeconds: number;
   readonly onInternalError: (error: unknown) => void;
+  /** For the debug log: codes, routes and counts of refused and rejected requests. */
+  readonly onFailedRequest?: (failure: FailedRequest) => void;
+  readonly onRejectedLines?: (rejected: RejectedLines) => void;
   readonly webhook: HooksRouteOptions;
 }
 
@@ -69,6 +72,7 @@ export function createIngestApp(options: IngestAppOptions): Express {
     inflight: options.inflight,
     slicer: options.slicer,
     memoryGuard: options.memoryGuard,
+    onRejectedLines: options.onRejectedLines,
   };
   app.use(countRequests(metricsOwnedBy(options.metrics, 'ingest/app')));
   app.use(eventsRouter({ ...routes, token: options.token }));
@@ -79,6 +83,7 @@ export function createIngestApp(options: IngestAppOptions): Express {
       rejections,
       retryAfterSeconds: options.retryAfterSeconds,
       onInternalError: options.onInternalError,
+      ...(options.onFailedRequest === undefined ? {} : { onFailedRequest: options.onFailedRequest }),
     }),
   );
   return app;

@@ -43,16 +43,43 @@ export class Rejections {
   }
 }
 
+/**
+ * What may be said about a refused (429/503) or rejected (4xx) request, for the debug log: its
+ * stable code, status, route and declared size. Never content: no body, header or client-chosen
+ * path (an unknown path is reported as `other`).
+ */
+export interface FailedRequest {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly route: string;
+  readonly bodyBytes: number | undefined;
+}
+
 export interface ErrorHandlerOptions {
   readonly rejections: Rejections;
   readonly retryAfterSeconds: number;
   readonly onInternalError: (error: unknown) => void;
+  /** Every failure other than `internal` (which goes to onInternalError). */
+  readonly onFailedRequest?: (failure: FailedRequest) => void;
 }
 
+const KNOWN_ROUTES: ReadonlySet<string> = new Set(['/v1/events', '/v1/hooks']);
+
+const declaredLength = (header: string | undefined): number | undefined =>
+  header !== undefined && /^\d{1,15}$/.test(header) ? Number(header) : undefined;
+
 export function errorHandler(options: ErrorHandlerOptions): ErrorRequestHandler {
-  return (error: unknown, _request, response, _next) => {
+  return (error: unknown, request, response, _next) => {
     const failure = toSidecarError(error);
     if (failure.code === 'internal') options.onInternalError(error);
+    else {
+      options.onFailedRequest?.({
+        code: failure.code,
+        status: failure.status,
+        route: KNOWN_ROUTES.has(request.path) ? request.path : 'other',
+        bodyBytes: declaredLength(request.get('content-length')),
+      });
+    }
     options.rejections.request(failure.code);
     if (failure.retryable) response.set('Retry-After', String(options.retryAfterSeconds));
     response.status(failure.status).json({ error: failure.code, message: failure.message });

@@ -1,13 +1,14 @@
 /**
  * With every metric family populated: each catalogue metric has samples, `promtool check metrics`
- * reports nothing, and no sentinel planted in content fields reaches /metrics or the logs.
+ * reports nothing, and no sentinel planted in content fields reaches /metrics or any log line, in
+ * either log format, at trace level.
  */
 import { spawnSync } from 'node:child_process';
-import { pino } from 'pino';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createSidecar } from '../../src/app.js';
 import { defaultConfig } from '../../src/config.js';
+import { createLogger, type LogFormat } from '../../src/log.js';
 import { CATALOGUE } from '../../src/metrics/catalogue.js';
 import { familyName, unitOf } from '../../src/exposition/serializer.js';
 import { openMetricsParser, parseOpenMetrics } from '../support/openmetrics.js';
@@ -42,7 +43,7 @@ const CONTENT_FIELDS = {
   tool_call_history: [{ tool_input: { targets: { path: `${SENTINEL}target` } } }],
 };
 
-function populatedSidecar() {
+function populatedSidecar(format: LogFormat = 'json') {
   const logs: string[] = [];
   const clock = new FakeClock();
   // semconv on, so its families are populated too.
@@ -50,7 +51,7 @@ function populatedSidecar() {
   // A small model cap and series cap, so the cardinality guard and the global cap both fold.
   const sidecar = createSidecar(
     { ...config, maxAgentSeries: 60, labels: { ...config.labels, model: { cap: 2 } } },
-    { logger: pino({ level: 'trace' }, { write: (line: string) => void logs.push(line) }), clock: clock.read },
+    { logger: createLogger('trace', format, { write: (line: string) => void logs.push(line) }), clock: clock.read },
   );
   return { sidecar, clock, logs, ingest: request(sidecar.ingestApp), web: request(sidecar.webApp) };
 }
@@ -71,6 +72,7 @@ async function populate(harness: ReturnType<typeof populatedSidecar>, accept?: s
   await post(['{broken', { nothing: true }, 7]);
   await harness.ingest.post('/v1/events').set('Content-Type', 'text/plain').send(`${SENTINEL}body`);
   await harness.ingest.post('/v1/events').set('Content-Type', 'application/json').send(`{"${SENTINEL}": `);
+  await harness.ingest.post(`/v1/${SENTINEL}path`).set('Content-Type', 'application/json').send(`{"${SENTINEL}": 1}`);
   // orphans: the open spans expire
   harness.clock.advance(61);
   harness.sidecar.sweep();
@@ -105,6 +107,38 @@ describe('a /metrics output with every family populated', () => {
     expect(harness.logs.join('\n')).not.toContain(SENTINEL);
     // ids are never labels either
     expect(text).not.toMatch(/20260920_141203_9f3c2a|toolu_|T1:api/);
+  });
+
+  // The refusals above are logged at debug with code, route and counts; the sentinels they carried
+  // in bodies and paths must not come along, in either format.
+  const REFUSALS = [
+    { code: 'lines_rejected', route: '/v1/events', lines: 3, accepted: 0, rejected: { invalid_event: 2, unknown_shape: 1 } },
+    { code: 'unsupported_media_type', status: 415, route: '/v1/events' },
+    { code: 'invalid_json', status: 400, route: '/v1/events' },
+    { code: 'not_found', status: 404, route: 'other' },
+  ];
+
+  it('json logs at trace level: every line content-free, the refusals logged with code, route and counts', async () => {
+    const harness = populatedSidecar('json');
+    await populate(harness);
+    for (const line of harness.logs) expect(line).not.toContain(SENTINEL);
+    const records = harness.logs.map((line) => JSON.parse(line) as Record<string, unknown>);
+    for (const refusal of REFUSALS) expect(records).toContainEqual(expect.objectContaining({ level: 'debug', ...refusal }));
+  });
+
+  it('logfmt logs at trace level: every line content-free and key=value only, the refusals logged', async () => {
+    const harness = populatedSidecar('logfmt');
+    await populate(harness);
+    const pair = String.raw`[\w.-]+=(?:[^\s"=\\]+|"(?:[^"\\]|\\.)*")`;
+    for (const line of harness.logs) {
+      expect(line).not.toContain(SENTINEL);
+      expect(line).toMatch(new RegExp(`^time=\\S+ level=\\w+ msg=\\S.*\\n$`));
+      expect(line.trimEnd()).toMatch(new RegExp(`^${pair}(?: ${pair})*$`));
+    }
+    expect(harness.logs.join('')).toContain(
+      'level=debug msg="request had rejected lines" service=hermes-prometheus-sidecar code=lines_rejected route=/v1/events lines=3 accepted=0 rejected.invalid_event=2 rejected.unknown_shape=1\n',
+    );
+    expect(harness.logs.join('')).toMatch(/level=debug msg="request rejected" service=hermes-prometheus-sidecar code=not_found status=404 route=other body_bytes=\d+\n/);
   });
 
   const tool = promtool();

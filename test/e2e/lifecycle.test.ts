@@ -57,8 +57,12 @@ describe('start-up', () => {
   });
 
   it.each([
-    [['--ingest.queue-capacity=-1'], {}, 'invalid value for --ingest.queue-capacity'],
-    [[], { HERMES_SIDECAR_LOG_LEVEL: 'chatty' }, 'invalid value for HERMES_SIDECAR_LOG_LEVEL (--log.level)'],
+    [['--ingest.queue-capacity=-1'], {}, '--ingest.queue-capacity=-1 (from the command line) must be a positive whole number.'],
+    [
+      [],
+      { HERMES_SIDECAR_LOG_LEVEL: 'chatty' },
+      'HERMES_SIDECAR_LOG_LEVEL=chatty (from the environment, for --log.level) must be one of fatal, error, warn, info, debug, trace or silent.',
+    ],
     [['--ingest.listen-address=0.0.0.0:0'], {}, 'is not a loopback address'],
   ])('refuses to start with %j %j', (args, env, message) => {
     const result = run(args, env);
@@ -67,13 +71,22 @@ describe('start-up', () => {
     expect(result.stdout).toBe('');
   });
 
-  it('exits non-zero when a port is taken', async () => {
+  it('exits non-zero when a port is taken, naming the listener and its address', async () => {
     const first = await startSidecarProcess();
     try {
       const port = new URL(first.web).port;
       const second = run([`--web.listen-address=127.0.0.1:${port}`, '--ingest.listen-address=127.0.0.1:0']);
       expect(second.status).toBe(2);
       expect(second.stderr).toContain('EADDRINUSE');
+      expect(second.stderr).toBe(
+        `hermes-prometheus-sidecar: The web listener cannot listen on 127.0.0.1:${port} (--web.listen-address): the address is already in use (EADDRINUSE).\n`,
+      );
+      const ingestPort = new URL(first.ingest).port;
+      const third = run(['--web.listen-address=127.0.0.1:0', `--ingest.listen-address=127.0.0.1:${ingestPort}`]);
+      expect(third.status).toBe(2);
+      expect(third.stderr).toBe(
+        `hermes-prometheus-sidecar: The ingest listener cannot listen on 127.0.0.1:${ingestPort} (--ingest.listen-address): the address is already in use (EADDRINUSE).\n`,
+      );
     } finally {
       await first.stop();
     }
