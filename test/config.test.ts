@@ -131,10 +131,8 @@ describe('invalid values stop the start with one sentence naming the setting, it
     expect(cap.message).toBe(`labels.model.cap: lots in the config file ${cap.file} must be a positive whole number.`);
     const allow = fileError('labels:\n  tool: {allow: terminal}\n');
     expect(allow.message).toBe(`labels.tool.allow: terminal in the config file ${allow.file} must be a list of label values (strings).`);
-    const section = fileError('ingest: 5\n');
-    expect(section.message).toBe(
-      `ingest in the config file ${section.file} is 5 but must be a mapping of listen_address, token_file, max_body_bytes, max_events_per_request, queue_capacity or retry_after_seconds.`,
-    );
+    const section = fileError('log: 5\n');
+    expect(section.message).toBe(`log in the config file ${section.file} is 5 but must be a mapping of level or format.`);
   });
 
   it('names a file that is not YAML, or not a mapping, without a dangling source excerpt', () => {
