@@ -106,7 +106,6 @@ async function edgeSidecar(extra: string[] = []): Promise<SidecarProcess> {
   return startSidecarProcess([
     `--ingest.token-file=${tempFile('token', TOKEN)}`,
     `--webhook.secret-file=${tempFile('secret', SECRET)}`,
-    '--log.level=warn',
     ...extra,
   ]);
 }
