@@ -16,10 +16,10 @@ import http from 'node:http';
 import https from 'node:https';
 import { resolve as resolvePath } from 'node:path';
 import type { TLSSocket } from 'node:tls';
-import bcrypt from 'bcryptjs';
 import type { Express } from 'express';
 import PQueue from 'p-queue';
 import type { OwnedMetrics } from '../metrics/registry.js';
+import { BcryptWorker } from './bcryptWorker.js';
 import { loadWebConfig, type ClientAuthType, type WebConfig, type WebTlsConfig } from './webConfig.js';
 
 type LogFn = (fields: Record<string, unknown>, message: string) => void;
@@ -150,8 +150,8 @@ class ExpiringKeys {
 /**
  * Basic-auth verification with a short memory of successes and failures, and a bound on bcrypt.
  *
- * bcrypt at cost 10 costs 50-100 ms of CPU per check by design, and in bcryptjs that CPU is
- * this process's event loop. Prometheus sends the same credentials on every scrape, so, like
+ * bcrypt at cost 10 costs 50-100 ms of CPU per check by design; it runs in a worker thread
+ * (bcryptWorker.ts), never on the event loop. Prometheus sends the same credentials on every scrape, so, like
  * exporter-toolkit, a verified (user, password, hash) is remembered for a short while and the
  * next scrapes skip bcrypt. A flood of wrong passwords must not take the loop from those scrapes:
  * verifications run one at a time, at most a few wait (the rest are refused at once, 429), and a
@@ -162,6 +162,7 @@ class ExpiringKeys {
  */
 export class CredentialChecker {
   private readonly compare: PasswordCompare;
+  private readonly worker = new BcryptWorker();
   private readonly ttlMs: number;
   private readonly key = randomBytes(32);
   private readonly verified: ExpiringKeys;
@@ -170,7 +171,7 @@ export class CredentialChecker {
   private readonly maxWaiting: number;
 
   constructor(options: CredentialCheckerOptions = {}) {
-    this.compare = options.compare ?? ((password, hash) => bcrypt.compare(password, hash));
+    this.compare = options.compare ?? ((password, hash) => this.worker.compare(password, hash));
     this.ttlMs = options.ttlMs ?? DEFAULT_AUTH_CACHE_TTL_MS;
     const now = options.now ?? Date.now;
     this.verified = new ExpiringKeys(AUTH_CACHE_MAX_ENTRIES, now);
@@ -208,6 +209,11 @@ export class CredentialChecker {
   clear(): void {
     this.verified.clear();
     this.failed.clear();
+  }
+
+  /** Stops the bcrypt worker. */
+  close(): Promise<void> {
+    return this.worker.close();
   }
 }
 
@@ -500,6 +506,7 @@ async function createConfiguredServer(app: Express, configFile: string, options:
       closed = true;
       poller.stop();
       checker.clear();
+      await checker.close();
       await closeNow(server);
     },
   };
