@@ -7,38 +7,23 @@
  */
 import express, { type Express, type RequestHandler } from 'express';
 import { SidecarError } from '../errors.js';
-import type { Clock } from '../clock.js';
 import { VALUES } from '../metrics/catalogue.js';
 import { closedLabel } from '../metrics/labels.js';
 import { metricsOwnedBy, type Metrics, type OwnedMetrics } from '../metrics/registry.js';
-import type { Ingestor } from './ingestor.js';
-import type { InflightBudget } from './body.js';
-import type { MemoryGuard } from './memory.js';
-import type { Slicer } from './slices.js';
-import { EVENTS_ROUTE, HOOKS_ROUTE, type IngestRouteOptions, type RejectedLines } from './admission.js';
+import { EVENTS_ROUTE, HOOKS_ROUTE, type IngestRouteOptions } from './admission.js';
 import { errorHandler, Rejections, type FailedRequest } from './errors.js';
 import { eventsRouter } from './events.js';
 import { hooksRouter, type HooksRouteOptions } from './hooks.js';
 
-export interface IngestAppOptions {
+/** The listener's options: what its routes share, and what only the listener itself uses. */
+export interface IngestAppOptions extends Omit<IngestRouteOptions, 'metrics' | 'rejections'> {
   /** Each part of the listener is given the metrics it owns. */
   readonly metrics: Metrics;
-  readonly ingestor: Ingestor;
-  readonly wallClock: Clock;
   readonly token: string | undefined;
-  readonly maxBodyBytes: number;
-  readonly maxEventsPerRequest: number;
-  readonly maxLineBytes: number;
-  readonly maxJsonBytes: number;
-  readonly bodyTimeoutMs: number;
-  readonly inflight: InflightBudget;
-  readonly slicer: Slicer;
-  readonly memoryGuard?: MemoryGuard;
   readonly retryAfterSeconds: number;
   readonly onInternalError: (error: unknown) => void;
   /** For the debug log: codes, routes and counts of refused and rejected requests. */
   readonly onFailedRequest?: (failure: FailedRequest) => void;
-  readonly onRejectedLines?: (rejected: RejectedLines) => void;
   readonly webhook: HooksRouteOptions;
 }
 
@@ -58,32 +43,19 @@ export function createIngestApp(options: IngestAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
-  const rejections = new Rejections(metricsOwnedBy(options.metrics, 'ingest/errors'));
-  const routes: IngestRouteOptions = {
-    metrics: metricsOwnedBy(options.metrics, 'ingest/admission'),
-    rejections,
-    ingestor: options.ingestor,
-    wallClock: options.wallClock,
-    maxBodyBytes: options.maxBodyBytes,
-    maxEventsPerRequest: options.maxEventsPerRequest,
-    maxLineBytes: options.maxLineBytes,
-    maxJsonBytes: options.maxJsonBytes,
-    bodyTimeoutMs: options.bodyTimeoutMs,
-    inflight: options.inflight,
-    slicer: options.slicer,
-    memoryGuard: options.memoryGuard,
-    onRejectedLines: options.onRejectedLines,
-  };
-  app.use(countRequests(metricsOwnedBy(options.metrics, 'ingest/app')));
-  app.use(eventsRouter({ ...routes, token: options.token }));
-  app.use(hooksRouter(routes, options.webhook));
+  const { metrics, token, retryAfterSeconds, onInternalError, onFailedRequest, webhook, ...shared } = options;
+  const rejections = new Rejections(metricsOwnedBy(metrics, 'ingest/errors'));
+  const routes: IngestRouteOptions = { ...shared, metrics: metricsOwnedBy(metrics, 'ingest/admission'), rejections };
+  app.use(countRequests(metricsOwnedBy(metrics, 'ingest/app')));
+  app.use(eventsRouter({ ...routes, token }));
+  app.use(hooksRouter(routes, webhook));
   app.use((_request, _response, next) => next(new SidecarError('not_found')));
   app.use(
     errorHandler({
       rejections,
-      retryAfterSeconds: options.retryAfterSeconds,
-      onInternalError: options.onInternalError,
-      ...(options.onFailedRequest === undefined ? {} : { onFailedRequest: options.onFailedRequest }),
+      retryAfterSeconds,
+      onInternalError,
+      ...(onFailedRequest === undefined ? {} : { onFailedRequest }),
     }),
   );
   return app;

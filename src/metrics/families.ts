@@ -195,8 +195,8 @@ function keyOf(values: readonly string[]): string {
   return key;
 }
 
-export class CounterStorage extends SeriesTable<ScalarSeries> {
-  readonly type = 'counter';
+/** Counters and gauges: one number per series. */
+abstract class ScalarTable extends SeriesTable<ScalarSeries> {
   readonly bounds = undefined;
 
   constructor(options: FamilyOptions) {
@@ -207,6 +207,10 @@ export class CounterStorage extends SeriesTable<ScalarSeries> {
   protected newSeries(labelValues: readonly string[]): ScalarSeries {
     return { labelValues, version: 0, value: 0 };
   }
+}
+
+export class CounterStorage extends ScalarTable {
+  readonly type = 'counter';
 
   inc(labels: Labels, amount = 1): void {
     if (!this.countable(amount) || !this.enabled) return;
@@ -232,18 +236,8 @@ export class CounterStorage extends SeriesTable<ScalarSeries> {
   }
 }
 
-export class GaugeStorage extends SeriesTable<ScalarSeries> {
+export class GaugeStorage extends ScalarTable {
   readonly type = 'gauge';
-  readonly bounds = undefined;
-
-  constructor(options: FamilyOptions) {
-    super(options);
-    this.createUnlabelled();
-  }
-
-  protected newSeries(labelValues: readonly string[]): ScalarSeries {
-    return { labelValues, version: 0, value: 0 };
-  }
 
   set(labels: Labels, value: number): void {
     if (!this.finite(value) || !this.enabled) return;
