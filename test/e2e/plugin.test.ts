@@ -17,6 +17,15 @@ const M = 'anthropic/claude-sonnet-4.6';
 const main = { kind: 'main', provider: 'openrouter', model: M };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Polls the sidecar's /metrics until its applied-event count satisfies `done` (10 s at most). */
+async function untilApplied(sidecar: { readonly web: string }, done: (applied: number) => boolean): Promise<void> {
+  for (let attempt = 0; attempt < 500; attempt += 1) {
+    if (done(appliedEvents(await scrapeSamples(sidecar)))) return;
+    await sleep(20);
+  }
+  throw new Error('the sidecar never applied the expected events');
+}
+
 const running: { stop(signal?: NodeJS.Signals): Promise<unknown> }[] = [];
 afterEach(async () => {
   for (const process of running.splice(0)) await process.stop('SIGKILL').catch(() => undefined);
@@ -107,7 +116,9 @@ describe.skipIf(python.path === undefined)(`bridge plugin end to end${python.ski
     expect((await plugin.flushAll()).events_delivered).toBe(300);
 
     const emitting = plugin.command('events 600 600');
-    await sleep(300);
+    // Stop once the first sidecar has applied part of the second burst (a fixed sleep raced the
+    // sender on a loaded machine and sometimes stopped before any of it arrived).
+    await untilApplied(first, (applied) => applied > 300);
     await first.stop(signal);
     await emitting;
     const atStop = await plugin.stats();
