@@ -47,21 +47,27 @@ class Sender(object):
         self._encode = encode  # a per-event encoder (tests); None = the batch encoder
         self.wake = threading.Event()
         self._state = threading.Condition()
-        self._flush_requested = 0
-        self._flush_served = 0
         self._stopping = False
         self._shutdown_deadline = None
         self._thread = None
+        self._reported = set()
+        self.delivery = {"events_delivered": 0, "batches_delivered": 0, "heartbeats_sent": 0,
+                         "posts": 0, "retries": 0, "sidecar_accepted": 0,
+                         "sidecar_rejected": 0}
+        self._reset_delivery_state()
+
+    def _reset_delivery_state(self):
+        """Numbering, flush requests, back-off, line templates and counters as a new sender has them."""
+        self._flush_requested = self._flush_served = 0
         self._next_seq = 1
         self._acked_seq = 0
         self._resync = False
         self._consecutive_failures = 0
         self._retry_at = 0.0
-        self._compiled = {}  # spec -> (transforms, base_url index or -1)
-        self._reported = set()
-        self.delivery = {"events_delivered": 0, "batches_delivered": 0, "heartbeats_sent": 0,
-                         "posts": 0, "retries": 0, "sidecar_accepted": 0,
-                         "sidecar_rejected": 0}
+        # spec -> (transforms, base_url index or -1); templates carry the instance id, which a fork changes
+        self._compiled = {}
+        for key in self.delivery:  # in place: readers hold this dict
+            self.delivery[key] = 0
 
     # ------------------------------------------------------------------ control (any thread)
 
@@ -154,18 +160,10 @@ class Sender(object):
         # have held at the fork is replaced with it).
         self.wake.__init__()
         self._state = threading.Condition()
-        self._flush_requested = self._flush_served = 0
         was_running = self._thread is not None and not self._stopping
         self._thread = None
-        self._next_seq = 1
-        self._acked_seq = 0
-        self._resync = False
-        self._consecutive_failures = 0
-        self._retry_at = 0.0
         self._connection.close()
-        self._compiled = {}  # line templates carry the instance id, which changes
-        for key in self.delivery:
-            self.delivery[key] = 0
+        self._reset_delivery_state()
         return was_running
 
     # ------------------------------------------------------------------ the thread
