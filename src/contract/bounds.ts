@@ -5,8 +5,6 @@
  * tool call) and far below what could make a counter or a sum leave the finite range, or hide
  * real samples: summed for billions of events, bounded values stay finite.
  */
-import { readEventData, type EventData, type Usage } from './events.js';
-import type { Fields } from './fields.js';
 import { VALUES, type ValueOf } from '../metrics/catalogue.js';
 
 /** The fields with a bound: the `field` label of hermes_sidecar_values_rejected_total. */
@@ -31,84 +29,42 @@ export const BOUNDS = {
   observedAtEpochSeconds: 4_102_444_800,
 } as const;
 
-/** The data of one event with out-of-bound values removed, and which fields they were. */
-export interface BoundedData {
-  readonly data: EventData;
-  readonly rejected: readonly BoundedField[];
-}
-
 const NONE: readonly BoundedField[] = [];
 
-/** Checks values against their bounds, collecting the fields that failed. */
-class Checker {
-  rejected: BoundedField[] | undefined;
+/**
+ * Checks values against their bounds while an event is read (contract/events.ts), collecting
+ * the fields that failed. Readers bound each value as they read it, so an event's data is built
+ * once, already within bounds.
+ */
+export class BoundCheck {
+  private rejected: BoundedField[] | undefined;
 
+  /** The value when within [min, max]; undefined (and the field recorded) otherwise. */
   keep<T extends number | undefined>(value: T, field: BoundedField, max: number, min = 0): T | undefined {
     if (value === undefined || (value >= min && value <= max)) return value;
     (this.rejected ??= []).push(field);
     return undefined;
   }
 
+  duration(seconds: number | undefined): number | undefined {
+    return this.keep(seconds, 'duration', BOUNDS.durationSeconds);
+  }
+
+  tokens(tokens: number | undefined): number | undefined {
+    return this.keep(tokens, 'tokens', BOUNDS.tokens);
+  }
+
+  /** The sender's observation time within its bound, else the arrival time (see boundedObservedAt). */
+  observedAt(stamped: number | undefined, arrivedAt: number): number {
+    const observed = boundedObservedAt(stamped, arrivedAt);
+    if (observed.rejected) (this.rejected ??= []).push('observed_at');
+    return observed.at;
+  }
+
+  /** The fields whose values were out of bounds, in the order they were read. */
   get fields(): readonly BoundedField[] {
     return this.rejected ?? NONE;
   }
-}
-
-function boundUsage(usage: Usage | undefined, check: Checker): Usage | undefined {
-  if (usage === undefined) return undefined;
-  const tokens = (value: number | undefined) => check.keep(value, 'tokens', BOUNDS.tokens);
-  return {
-    input: tokens(usage.input),
-    cacheRead: tokens(usage.cacheRead),
-    cacheWrite: tokens(usage.cacheWrite),
-    output: tokens(usage.output),
-    reasoning: tokens(usage.reasoning),
-    prompt: tokens(usage.prompt),
-  };
-}
-
-function boundData(data: EventData, check: Checker): EventData {
-  const duration = (value: number | undefined) => check.keep(value, 'duration', BOUNDS.durationSeconds);
-  switch (data.type) {
-    case 'api_attempt_succeeded':
-      return {
-        ...data,
-        durationSeconds: duration(data.durationSeconds),
-        timeToFirstChunkSeconds: check.keep(data.timeToFirstChunkSeconds, 'time_to_first_chunk', BOUNDS.durationSeconds),
-        usage: boundUsage(data.usage, check),
-      };
-    case 'api_attempt_failed':
-      return {
-        ...data,
-        durationSeconds: duration(data.durationSeconds),
-        statusCode: check.keep(data.statusCode, 'status_code', BOUNDS.statusCode.max, BOUNDS.statusCode.min),
-        retryCount: check.keep(data.retryCount, 'retry_count', BOUNDS.retryCount),
-        maxRetries: check.keep(data.maxRetries, 'retry_count', BOUNDS.retryCount),
-      };
-    case 'turn_ended':
-    case 'tool_finished':
-    case 'subagent_stopped':
-    case 'agent_run_finished':
-      return { ...data, durationSeconds: duration(data.durationSeconds) };
-    case 'memory_written':
-      return { ...data, sizeBytes: check.keep(data.sizeBytes, 'size_bytes', BOUNDS.sizeBytes) };
-    case 'plugin_heartbeat':
-      return {
-        ...data,
-        intervalSeconds: check.keep(data.intervalSeconds, 'interval', BOUNDS.intervalSeconds),
-        ackedSeq: check.keep(data.ackedSeq, 'acked_seq', BOUNDS.ackedSeq),
-        dropped: data.dropped.filter((report) => check.keep(report.total, 'dropped_total', BOUNDS.droppedTotal) !== undefined),
-      };
-    default:
-      return data;
-  }
-}
-
-/** The event's data as readEventData reads it, with every value within its bound. */
-export function readBoundedEventData(name: string, fields: Fields): BoundedData {
-  const check = new Checker();
-  const data = boundData(readEventData(name, fields), check);
-  return { data, rejected: check.fields };
 }
 
 /**

@@ -19,7 +19,7 @@ import {
   type Fields,
 } from './fields.js';
 import type { ValueOf } from '../metrics/catalogue.js';
-import type { BoundedField } from './bounds.js';
+import { BOUNDS, BoundCheck, type BoundedField } from './bounds.js';
 
 export type ApiKind = 'main' | 'auxiliary';
 /** Which route and shape brought an event: a plugin line, an envelope, flat kwargs, a webhook delivery. */
@@ -175,7 +175,7 @@ function apiCall(fields: Fields, kind: ApiKind): ApiCall {
   };
 }
 
-function readUsage(fields: Fields): Usage | undefined {
+function readUsage(fields: Fields, check: BoundCheck): Usage | undefined {
   const usage = record(fields, 'usage');
   if (usage === undefined) return undefined;
   const cacheRead = count(usage, 'cache_read_tokens');
@@ -184,13 +184,14 @@ function readUsage(fields: Fields): Usage | undefined {
   // input_tokens is the uncached input; OpenAI-shaped usage only has the prompt total.
   const derivedInput =
     prompt === undefined ? undefined : Math.max(0, prompt - (cacheRead ?? 0) - (cacheWrite ?? 0));
+  // Bounded after the derivation, as each reported value is.
   return {
-    input: count(usage, 'input_tokens') ?? derivedInput,
-    cacheRead,
-    cacheWrite,
-    output: count(usage, 'output_tokens') ?? count(usage, 'completion_tokens'),
-    reasoning: count(usage, 'reasoning_tokens'),
-    prompt,
+    input: check.tokens(count(usage, 'input_tokens') ?? derivedInput),
+    cacheRead: check.tokens(cacheRead),
+    cacheWrite: check.tokens(cacheWrite),
+    output: check.tokens(count(usage, 'output_tokens') ?? count(usage, 'completion_tokens')),
+    reasoning: check.tokens(count(usage, 'reasoning_tokens')),
+    prompt: check.tokens(prompt),
   };
 }
 
@@ -213,37 +214,37 @@ function timeToFirstChunk(fields: Fields): number | undefined {
   return firstChunkAt - startedAt;
 }
 
-function apiSucceeded(fields: Fields, kind: ApiKind): EventData {
+function apiSucceeded(fields: Fields, kind: ApiKind, check: BoundCheck): EventData {
   return {
     type: 'api_attempt_succeeded',
     call: apiCall(fields, kind),
-    durationSeconds: apiDuration(fields, kind),
-    timeToFirstChunkSeconds: timeToFirstChunk(fields),
+    durationSeconds: check.duration(apiDuration(fields, kind)),
+    timeToFirstChunkSeconds: check.keep(timeToFirstChunk(fields), 'time_to_first_chunk', BOUNDS.durationSeconds),
     finishReason: str(fields, 'finish_reason'),
-    usage: readUsage(fields),
+    usage: readUsage(fields, check),
     // Only post_api_request is priced by the plugin.
     cost: kind === 'main' ? hermesCost(fields) : undefined,
   };
 }
 
-function apiFailed(fields: Fields, kind: ApiKind): EventData {
+function apiFailed(fields: Fields, kind: ApiKind, check: BoundCheck): EventData {
   return {
     type: 'api_attempt_failed',
     call: apiCall(fields, kind),
-    durationSeconds: apiDuration(fields, kind),
+    durationSeconds: check.duration(apiDuration(fields, kind)),
     reason: str(fields, 'reason'),
     errorType: str(fields, 'error_type'),
-    statusCode: count(fields, 'status_code'),
+    statusCode: check.keep(count(fields, 'status_code'), 'status_code', BOUNDS.statusCode.max, BOUNDS.statusCode.min),
     retryable: bool(fields, 'retryable'),
-    retryCount: count(fields, 'retry_count'),
-    maxRetries: count(fields, 'max_retries'),
+    retryCount: check.keep(count(fields, 'retry_count'), 'retry_count', BOUNDS.retryCount),
+    maxRetries: check.keep(count(fields, 'max_retries'), 'retry_count', BOUNDS.retryCount),
   };
 }
 
 /** post_auxiliary_call reports success and failure in one hook: `error`/`error_type` tell which. */
-function auxiliaryFinished(fields: Fields): EventData {
+function auxiliaryFinished(fields: Fields, check: BoundCheck): EventData {
   const failed = isPresent(fields.error) || isPresent(fields.error_type);
-  return failed ? apiFailed(fields, 'auxiliary') : apiSucceeded(fields, 'auxiliary');
+  return failed ? apiFailed(fields, 'auxiliary', check) : apiSucceeded(fields, 'auxiliary', check);
 }
 
 function toolStatus(fields: Fields): string | undefined {
@@ -262,21 +263,22 @@ function turnDuration(fields: Fields): number | undefined {
   return start !== undefined && end !== undefined && end >= start ? (end - start) / 1000 : undefined;
 }
 
-function dropReports(fields: Fields): DropReport[] {
+function dropReports(fields: Fields, check: BoundCheck): DropReport[] {
   const dropped = record(fields, 'dropped');
   if (dropped === undefined) return [];
   const reports: DropReport[] = [];
   for (const [hook, reasons] of Object.entries(dropped)) {
     if (!isRecord(reasons)) continue;
     for (const reason of Object.keys(reasons)) {
-      const total = count(reasons, reason);
+      const total = check.keep(count(reasons, reason), 'dropped_total', BOUNDS.droppedTotal);
       if (total !== undefined) reports.push({ hook, reason, total });
     }
   }
   return reports;
 }
 
-type Reader = (fields: Fields) => EventData;
+/** Reads one hook's fields, each value within its bound (the check records the ones that were not). */
+type Reader = (fields: Fields, check: BoundCheck) => EventData;
 
 const approval =
   (type: 'approval_requested' | 'approval_responded'): Reader =>
@@ -298,8 +300,8 @@ const session =
 // A Map, not an object: a client-sent name such as `constructor` must not find a prototype member.
 const READERS: ReadonlyMap<string, Reader> = new Map(Object.entries({
   pre_api_request: (fields) => ({ type: 'api_attempt_started', call: apiCall(fields, 'main') }),
-  post_api_request: (fields) => apiSucceeded(fields, 'main'),
-  api_request_error: (fields) => apiFailed(fields, 'main'),
+  post_api_request: (fields, check) => apiSucceeded(fields, 'main', check),
+  api_request_error: (fields, check) => apiFailed(fields, 'main', check),
   pre_auxiliary_call: (fields) => ({ type: 'api_attempt_started', call: apiCall(fields, 'auxiliary') }),
   post_auxiliary_call: auxiliaryFinished,
   pre_llm_call: (fields) => ({
@@ -321,21 +323,21 @@ const READERS: ReadonlyMap<string, Reader> = new Map(Object.entries({
     exitReason: str(fields, 'turn_exit_reason'),
     sessionExitReason: str(fields, 'reason'),
   }),
-  turn_end: (fields) => ({ type: 'turn_ended', turnId: id(fields, 'turn_id'), durationSeconds: turnDuration(fields) }),
+  turn_end: (fields, check) => ({ type: 'turn_ended', turnId: id(fields, 'turn_id'), durationSeconds: check.duration(turnDuration(fields)) }),
   pre_tool_call: (fields) => ({
     type: 'tool_started',
     toolCallId: id(fields, 'tool_call_id'),
     tool: str(fields, 'tool_name'),
     turnId: id(fields, 'turn_id'),
   }),
-  post_tool_call: (fields) => ({
+  post_tool_call: (fields, check) => ({
     type: 'tool_finished',
     toolCallId: id(fields, 'tool_call_id'),
     tool: str(fields, 'tool_name'),
     turnId: id(fields, 'turn_id'),
     status: toolStatus(fields),
     errorType: str(fields, 'error_type'),
-    durationSeconds: millisAsSeconds(fields, 'duration_ms'),
+    durationSeconds: check.duration(millisAsSeconds(fields, 'duration_ms')),
   }),
   pre_approval_request: approval('approval_requested'),
   post_approval_response: approval('approval_responded'),
@@ -348,34 +350,52 @@ const READERS: ReadonlyMap<string, Reader> = new Map(Object.entries({
     childSessionId: id(fields, 'child_session_id'),
     role: str(fields, 'child_role'),
   }),
-  subagent_stop: (fields) => ({
+  subagent_stop: (fields, check) => ({
     type: 'subagent_stopped',
     childSessionId: id(fields, 'child_session_id'),
     role: str(fields, 'child_role'),
     status: str(fields, 'child_status'),
-    durationSeconds: millisAsSeconds(fields, 'duration_ms'),
+    durationSeconds: check.duration(millisAsSeconds(fields, 'duration_ms')),
   }),
-  agent_end: (fields) => ({
+  agent_end: (fields, check) => ({
     type: 'agent_run_finished',
     stopReason: str(fields, 'stop_reason'),
-    durationSeconds: millisAsSeconds(fields, 'run_duration_ms'),
+    durationSeconds: check.duration(millisAsSeconds(fields, 'run_duration_ms')),
   }),
-  memory_write: (fields) => ({
+  memory_write: (fields, check) => ({
     type: 'memory_written',
     memoryProvider: str(fields, 'memory_provider'),
     action: str(fields, 'action'),
-    sizeBytes: count(fields, 'size_bytes'),
+    sizeBytes: check.keep(count(fields, 'size_bytes'), 'size_bytes', BOUNDS.sizeBytes),
   }),
-  plugin_heartbeat: (fields) => ({
+  plugin_heartbeat: (fields, check) => ({
     type: 'plugin_heartbeat',
-    intervalSeconds: quantity(fields, 'interval_seconds'),
-    dropped: dropReports(fields),
-    ackedSeq: count(fields, 'acked_seq'),
+    intervalSeconds: check.keep(quantity(fields, 'interval_seconds'), 'interval', BOUNDS.intervalSeconds),
+    ackedSeq: check.keep(count(fields, 'acked_seq'), 'acked_seq', BOUNDS.ackedSeq),
+    dropped: dropReports(fields, check),
   }),
 } satisfies Record<string, Reader>));
 
-/** The typed data of one event; unknown and unmapped hooks read as `ignored`. */
-export function readEventData(name: string, fields: Fields): EventData {
+const IGNORED: EventData = { type: 'ignored' };
+
+/**
+ * The typed data of one event, every value within its bound (contract/bounds.ts; `check`
+ * records the fields whose values were not); unknown and unmapped hooks read as `ignored`.
+ */
+export function readEventData(name: string, fields: Fields, check: BoundCheck): EventData {
   const reader = READERS.get(name);
-  return reader === undefined ? { type: 'ignored' } : reader(fields);
+  return reader === undefined ? IGNORED : reader(fields, check);
+}
+
+/** The data of one event with out-of-bound values removed, and which fields they were. */
+export interface BoundedData {
+  readonly data: EventData;
+  readonly rejected: readonly BoundedField[];
+}
+
+/** readEventData with its own check, for a caller that reads one event alone. */
+export function readBoundedEventData(name: string, fields: Fields): BoundedData {
+  const check = new BoundCheck();
+  const data = readEventData(name, fields, check);
+  return { data, rejected: check.fields };
 }

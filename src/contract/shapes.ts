@@ -9,8 +9,8 @@
  * The same logical event in any shape yields the same ObserverEvent (observedAt aside, which
  * falls back to the arrival time when the sender did not stamp it).
  */
-import { boundedObservedAt, readBoundedEventData, type BoundedField } from './bounds.js';
-import type { ObserverEvent } from './events.js';
+import { BoundCheck } from './bounds.js';
+import { readEventData, type ObserverEvent } from './events.js';
 import { withErrorClass } from './errorClass.js';
 import { isRecord, type Fields } from './fields.js';
 import type { ValueOf } from '../metrics/catalogue.js';
@@ -24,7 +24,9 @@ export type ShapeResult =
 const MAX_NAME_LENGTH = 128;
 const MAX_INSTANCE_LENGTH = 128;
 
-const reject = (reason: LineRejection): ShapeResult => ({ ok: false, reason });
+// Rejections carry nothing of the line: built once.
+const INVALID_EVENT: ShapeResult = { ok: false, reason: 'invalid_event' };
+const UNKNOWN_SHAPE: ShapeResult = { ok: false, reason: 'unknown_shape' };
 
 function eventName(line: Fields): string | undefined | null {
   const name = line.event ?? line.hook;
@@ -34,18 +36,15 @@ function eventName(line: Fields): string | undefined | null {
 }
 
 /** Sequence metadata is ours, not Hermes': a malformed value rejects the line rather than risk double counting. */
-function sequenceMeta(line: Fields): { instance?: string; seq?: number } | null {
-  const { instance, seq } = line;
-  if (instance === undefined && seq === undefined) return {};
-  if (typeof instance !== 'string' || instance === '' || instance.length > MAX_INSTANCE_LENGTH) return null;
-  if (seq === undefined) return { instance };
-  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0) return null;
-  return { instance, seq };
+function validSequenceMeta(instance: unknown, seq: unknown): boolean {
+  if (instance === undefined) return seq === undefined;
+  if (typeof instance !== 'string' || instance === '' || instance.length > MAX_INSTANCE_LENGTH) return false;
+  return seq === undefined || (typeof seq === 'number' && Number.isSafeInteger(seq) && seq >= 0);
 }
 
-function observedAt(line: Fields, arrivedAt: number): { at: number; rejected: boolean } {
+function stampedAt(line: Fields): number | undefined {
   const stamped = line.observed_at;
-  return boundedObservedAt(typeof stamped === 'number' && Number.isFinite(stamped) && stamped > 0 ? stamped : undefined, arrivedAt);
+  return typeof stamped === 'number' && Number.isFinite(stamped) && stamped > 0 ? stamped : undefined;
 }
 
 /** Flat kwargs: everything but the name keys is the payload. */
@@ -54,25 +53,37 @@ function flatFields(line: Fields): Fields {
   return fields;
 }
 
+/**
+ * One line into its event. Every line runs through here, so it builds nothing but the event:
+ * no intermediate results, values bounded as they are read.
+ */
 export function normalizeLine(line: unknown, arrivedAt: number): ShapeResult {
-  if (!isRecord(line)) return reject('invalid_event');
+  if (!isRecord(line)) return INVALID_EVENT;
   const name = eventName(line);
-  if (name === undefined) return reject('unknown_shape');
-  if (name === null) return reject('invalid_event');
-  const meta = sequenceMeta(line);
-  if (meta === null) return reject('invalid_event');
+  if (name === undefined) return UNKNOWN_SHAPE;
+  if (name === null) return INVALID_EVENT;
+  const { instance, seq } = line;
+  if (!validSequenceMeta(instance, seq)) return INVALID_EVENT;
 
   const envelope = isRecord(line.data) && (line.event !== undefined);
   // Raw Hermes kwargs in any shape: api_request_error's exception class is taken as the plugin does.
   const fields = withErrorClass(name, envelope ? (line.data as Fields) : flatFields(line));
   // The bridge plugin stamps every line with its instance; anything else was posted by another client.
-  const source = meta.instance !== undefined ? 'plugin' : envelope ? 'envelope' : 'flat';
-  const observed = observedAt(line, arrivedAt);
-  const { data, rejected } = readBoundedEventData(name, fields);
-  const rejectedValues: readonly BoundedField[] = observed.rejected ? [...rejected, 'observed_at'] : rejected;
+  const source = instance !== undefined ? 'plugin' : envelope ? 'envelope' : 'flat';
+  const check = new BoundCheck();
+  const data = readEventData(name, fields, check);
+  const observedAt = check.observedAt(stampedAt(line), arrivedAt);
   return {
     ok: true,
     // Every event has the same properties (instance and seq possibly undefined): one object shape.
-    event: { name, source, observedAt: observed.at, instance: meta.instance, seq: meta.seq, data, rejectedValues },
+    event: {
+      name,
+      source,
+      observedAt,
+      instance: instance as string | undefined,
+      seq: seq as number | undefined,
+      data,
+      rejectedValues: check.fields,
+    },
   };
 }

@@ -5,8 +5,8 @@
  * `cwd` and `profile` are never read.
  */
 import { createHash } from 'node:crypto';
-import { boundedObservedAt, readBoundedEventData, type BoundedField } from './bounds.js';
-import type { ObserverEvent } from './events.js';
+import { boundedObservedAt, type BoundedField } from './bounds.js';
+import { readBoundedEventData, type ObserverEvent } from './events.js';
 import { isRecord, record, str, type Fields } from './fields.js';
 import { withErrorClass } from './errorClass.js';
 

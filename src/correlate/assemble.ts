@@ -10,6 +10,7 @@ import { metricsOwnedBy, type Metrics } from '../metrics/registry.js';
 import { Dispatcher } from './dispatcher.js';
 import { PluginInstances } from './instances.js';
 import type { Clock } from '../clock.js';
+import { HeldClock } from './heldClock.js';
 import type { DeliveryRecorder } from './recorders/delivery.js';
 import { PriceTable, type PriceEntry } from './recorders/pricing.js';
 
@@ -45,6 +46,7 @@ export function createEventPipeline(
   onApplyError: (error: unknown) => void,
 ): EventPipeline {
   const sweepables: Sweepable[] = [];
+  const held = new HeldClock(clock);
   // The state tables (sessions, plugin instances) evict their oldest entry when full; counted here, once.
   const { stateEvictions, valuesRejected } = metricsOwnedBy(metrics, 'correlate/assemble');
   const evicted = (table: ValueOf<'state_table'>): void => stateEvictions.inc({ table });
@@ -52,7 +54,7 @@ export function createEventPipeline(
   // computing a duration from two of its timestamps; counted here, once.
   const valueRejected = (field: ValueOf<'bounded_field'>): void => valuesRejected.inc({ field });
   const instances = new PluginInstances({
-    clock,
+    clock: held.now,
     ttlSeconds: config.sequence.instanceTtlSeconds,
     maxInstances: config.sequence.maxInstances,
     windowSize: config.sequence.window,
@@ -65,7 +67,7 @@ export function createEventPipeline(
   const recorders = createRecorders(
     {
       labels: new LabelGuard(config.labels, metricsOwnedBy(metrics, 'metrics/labels')),
-      clock,
+      clock: held.now,
       spans: { ttlSeconds: config.correlator.spanTtlSeconds, maxEntries: config.correlator.maxSpans },
       sessionTtlSeconds: config.correlator.sessionTtlSeconds,
       prices: new PriceTable(config.prices),
@@ -80,7 +82,7 @@ export function createEventPipeline(
   sweepables.push(instances);
   const gauges = collectables(recorders);
   return {
-    dispatcher: new Dispatcher(recorders, instances, metricsOwnedBy(metrics, 'correlate/dispatcher'), clock, onApplyError, valueRejected),
+    dispatcher: new Dispatcher(recorders, instances, metricsOwnedBy(metrics, 'correlate/dispatcher'), held, onApplyError, valueRejected),
     instances,
     delivery: recorders.delivery,
     sweep: () => {

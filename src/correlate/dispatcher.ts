@@ -8,7 +8,7 @@ import { ignoredEventLabel } from '../contract/hooks.js';
 import type { Recorders } from './recorders/index.js';
 import type { OwnedMetrics } from '../metrics/registry.js';
 import type { PluginInstances } from './instances.js';
-import type { Clock } from '../clock.js';
+import type { HeldClock } from './heldClock.js';
 
 export class Dispatcher {
   /** Hook events applied so far (duplicates and plugin heartbeats excluded): reported in the shutdown log. */
@@ -20,7 +20,8 @@ export class Dispatcher {
     private readonly recorders: Recorders,
     private readonly instances: PluginInstances,
     private readonly metrics: OwnedMetrics<'correlate/dispatcher'>,
-    private readonly wallClock: Clock,
+    /** Held for each batch: its events share one arrival time (heldClock.ts). */
+    private readonly clock: HeldClock,
     private readonly onApplyError: (error: unknown) => void,
     /** Counts a value dropped for being out of its bound (contract/bounds.ts). */
     private readonly valueRejected: (field: BoundedField) => void = () => undefined,
@@ -28,28 +29,31 @@ export class Dispatcher {
 
   /** Applies a batch; returns how many events failed to apply (the caller counts them as dropped). */
   applyBatch(events: readonly ObserverEvent[]): number {
+    if (events.length === 0) return 0;
+    const now = this.clock.hold();
     let fromPlugin = false;
     let failed = 0;
-    for (const event of events) {
-      fromPlugin ||= event.instance !== undefined;
-      try {
-        this.apply(event);
-      } catch (error) {
-        // A recorder bug must cost one event, counted, never the batch or the queue.
-        failed += 1;
-        this.onApplyError(error);
+    try {
+      for (const event of events) {
+        fromPlugin ||= event.instance !== undefined;
+        try {
+          this.apply(event);
+        } catch (error) {
+          // A recorder bug must cost one event, counted, never the batch or the queue.
+          failed += 1;
+          this.onApplyError(error);
+        }
       }
+    } finally {
+      this.clock.release();
     }
-    if (events.length === 0) return failed;
-    // One clock reading per batch: the events of a batch arrived together.
-    const now = this.wallClock();
     this.metrics.lastEvent.set({}, now);
     if (fromPlugin) this.recorders.delivery.pluginSeen(now);
     return failed;
   }
 
   apply(event: ObserverEvent): void {
-    for (const field of event.rejectedValues) this.valueRejected(field);
+    if (event.rejectedValues.length > 0) for (const field of event.rejectedValues) this.valueRejected(field);
     if (event.instance !== undefined && !this.admit(event.instance, event.seq)) return;
     if (event.data.type === 'plugin_heartbeat') this.heartbeats += 1;
     else this.applied += 1;

@@ -44,12 +44,12 @@ export class SpanTable<V> {
     this.entries.set(key, { value, openedAt: this.options.clock() });
   }
 
-  /** Closes and returns the span, with its age in seconds; undefined when it is not open. */
-  close(key: string): { value: V; ageSeconds: number } | undefined {
+  /** Closes the span and returns its value; undefined when it is not open. */
+  close(key: string): V | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
     this.entries.delete(key);
-    return { value: entry.value, ageSeconds: Math.max(0, this.options.clock() - entry.openedAt) };
+    return entry.value;
   }
 
   /** Restarts the TTL of an open span (activity on an idle-expiring entry such as a session). */

@@ -146,21 +146,40 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
 
   /** The series of these labels (or its overflow series), counting a fold when it folded. */
   protected seriesFor(labels: Labels): S {
-    const { series, folded } = this.resolve(labels);
-    if (folded) this.options.onFold();
-    return series;
+    const key = this.keyOfLabels(labels);
+    const series = this.table.get(key) ?? this.createWithinBudget(key, labels);
+    if (series !== undefined) return series;
+    this.options.onFold();
+    return this.overflowSeries(this.valuesOf(labels));
   }
 
   /** The series of these labels, created while the budget lasts, else their overflow series. */
   protected resolve(labels: Labels): { series: S; folded: boolean } {
+    const key = this.keyOfLabels(labels);
+    const series = this.table.get(key) ?? this.createWithinBudget(key, labels);
+    if (series !== undefined) return { series, folded: false };
+    return { series: this.overflowSeries(this.valuesOf(labels)), folded: true };
+  }
+
+  /** A new series for these labels while the budget lasts; undefined once it is spent. */
+  private createWithinBudget(key: string, labels: Labels): S | undefined {
+    const budget = this.options.budget;
+    if (budget !== undefined && !budget.take()) return undefined;
+    return this.create(key, this.valuesOf(labels));
+  }
+
+  /**
+   * The Map key of a label set: the same as keyOf(valuesOf(labels)), built without the array.
+   * Writes run through here, so it allocates nothing but the key.
+   */
+  private keyOfLabels(labels: Labels): string {
     let key = '';
     for (const name of this.labelNames) key += `${labels[name] ?? ''}\u0000`;
-    const existing = this.table.get(key);
-    if (existing !== undefined) return { series: existing, folded: false };
-    const values = this.labelNames.map((name) => labels[name] ?? '');
-    const budget = this.options.budget;
-    if (budget === undefined || budget.take()) return { series: this.create(key, values), folded: false };
-    return { series: this.overflowSeries(values), folded: true };
+    return key;
+  }
+
+  private valuesOf(labels: Labels): string[] {
+    return this.labelNames.map((name) => labels[name] ?? '');
   }
 
   /** The series a label set folds into when the budget is spent: open labels become `other`. */
@@ -187,7 +206,7 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
 
 /**
  * The Map key of a label set. Label values are sanitized (no control characters), so NUL never
- * occurs inside one. (resolve() builds the same key inline, without the array.)
+ * occurs inside one. (keyOfLabels() builds the same key without the array.)
  */
 function keyOf(values: readonly string[]): string {
   let key = '';

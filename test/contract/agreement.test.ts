@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { renderContractDoc } from '../../scripts/contract-doc.js';
 import { readEventData } from '../../src/contract/events.js';
+import { BoundCheck } from '../../src/contract/bounds.js';
 import { MAPPED_EVENTS } from '../../src/contract/hooks.js';
 
 interface HookEntry {
@@ -48,7 +49,7 @@ function recordingPayload(mode: Probe, reads: Set<string>, prefix = ''): Record<
 /** Every field the sidecar's reader of `hook` touches; nested keys as `parent.key`. */
 function fieldsRead(hook: string): Set<string> {
   const reads = new Set<string>();
-  for (const mode of ['absent', 'present', 'object'] as const) readEventData(hook, recordingPayload(mode, reads));
+  for (const mode of ['absent', 'present', 'object'] as const) readEventData(hook, recordingPayload(mode, reads), new BoundCheck());
   return reads;
 }
 

@@ -12,11 +12,11 @@ describe('SpanTable', () => {
     return { clock, table, orphans };
   };
 
-  it('closes a span with its age', () => {
+  it('closes a span and returns its value', () => {
     const { clock, table } = build();
     table.open('k', 'v');
     clock.advance(2.5);
-    expect(table.close('k')).toEqual({ value: 'v', ageSeconds: 2.5 });
+    expect(table.close('k')).toBe('v');
     expect(table.close('k')).toBeUndefined();
   });
 

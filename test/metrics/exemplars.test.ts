@@ -29,4 +29,19 @@ describe('exemplarOf', () => {
   it('leaves out ids with control characters or lone surrogates rather than repairing them', () => {
     expect(exemplarOf([['turn_id', 'T\n1'], ['session_id', 'S\uD800'], ['tool_call_id', 'call_1']], 1, 1)?.labels).toEqual({ tool_call_id: 'call_1' });
   });
+
+  it('tells control characters and surrogates apart exactly as Unicode does', () => {
+    const kept = (id: string) => exemplarOf([['turn_id', id]], 1, 1) !== undefined;
+    // C0 and DEL and C1 (category Cc) are out; the characters around them are in.
+    expect(['a\u0000', 'a\u001f', '\u007f', '\u0085', '\u009f'].map(kept)).toEqual([false, false, false, false, false]);
+    expect(['a b', '~', '\u00a0', 'é'].map(kept)).toEqual([true, true, true, true]);
+    // A surrogate pair (one astral character) is in; a lone high or low surrogate anywhere is out.
+    expect(['T\u{1F600}1', '\uD83D\uDE00'].map(kept)).toEqual([true, true]);
+    expect(['\uDE00x', 'x\uD83D', '\uD83Dx', '\uDE00\uD83D'].map(kept)).toEqual([false, false, false, false]);
+    // The same verdicts as the definition: well-formed UTF-16 and no \p{Cc}.
+    for (let unit = 0; unit <= 0xffff; unit += 1) {
+      const id = `a${String.fromCharCode(unit)}b`;
+      expect(kept(id)).toBe(id.isWellFormed() && !/\p{Cc}/u.test(id));
+    }
+  });
 });

@@ -27,8 +27,6 @@ const TOKEN_TYPES: readonly [keyof Usage, ValueOf<'token_type'>][] = [
   ['output', 'output'],
   ['reasoning', 'reasoning'],
 ];
-// Handle keys built once, not per write.
-const TOKEN_KEYS: ReadonlyMap<string, string> = new Map(TOKEN_TYPES.map(([, type]) => [type, `tokens:${type}`]));
 
 /** The call's content-free ids as an exemplar of its duration (the API hooks carry no session_id). */
 function callExemplar(call: ApiCall, seconds: number, observedAt: number): Exemplar | undefined {
@@ -59,14 +57,50 @@ function retryVerdict(event: Failed): 'retried' | 'exhausted' | undefined {
   return undefined;
 }
 
+/** Handles keyed by one guarded label value, created on first use: bounded by that label's cap. */
+class HandleMap<K extends string, H> {
+  private readonly handles = new Map<K, H>();
+
+  constructor(private readonly create: (value: K) => H) {}
+
+  get(value: K): H {
+    let handle = this.handles.get(value);
+    if (handle === undefined) {
+      handle = this.create(value);
+      this.handles.set(value, handle);
+    }
+    return handle;
+  }
+}
+
 /**
  * The hot series of one (kind, provider, model), resolved on first use and kept: a successful
  * call writes up to ten of them, and resolving each from labels every time was the largest cost
- * of ingest after JSON.parse (bench/RESULTS.md, Profile). Created lazily, so a series appears
- * only once it has a value.
+ * of ingest after JSON.parse (bench/RESULTS.md, Profile). Fixed series are fields, the others a
+ * map per label keyed by the value itself, so a write builds no key string. Created lazily, so a
+ * series appears only once it has a value.
  */
 class CallSeries {
-  private readonly handles = new Map<string, CounterHandle & HistogramHandle>();
+  private successRequests: CounterHandle | undefined;
+  private errorRequests: CounterHandle | undefined;
+  private successDuration: HistogramHandle | undefined;
+  private errorDuration: HistogramHandle | undefined;
+  private firstChunk: HistogramHandle | undefined;
+  private prompt: HistogramHandle | undefined;
+  private inputUsage: HistogramHandle | undefined;
+  private outputUsage: HistogramHandle | undefined;
+  private readonly tokenCounters = new HandleMap((tokenType: ValueOf<'token_type'>) => this.metrics.tokens.handle({ ...this.labels, token_type: tokenType }));
+  private readonly operationDurations = new HandleMap((errorType: string) =>
+    this.metrics.genAiOperationDuration.handle({
+      gen_ai_operation_name: 'chat',
+      gen_ai_provider_name: this.labels.provider,
+      gen_ai_request_model: this.labels.model,
+      error_type: errorType,
+    }),
+  );
+  private readonly costs = new HandleMap((pricing: ValueOf<'pricing'>) => this.metrics.costUsd.handle({ ...this.labels, pricing }));
+  private readonly unpricedCalls = new HandleMap((reason: ValueOf<'unpriced_reason'>) => this.metrics.costUnpriced.handle({ ...this.labels, reason }));
+  private readonly finishReasons = new HandleMap((reason: string) => this.metrics.apiFinishReasons.handle({ ...this.labels, finish_reason: reason }));
 
   constructor(
     private readonly metrics: ApiMetrics,
@@ -74,70 +108,57 @@ class CallSeries {
   ) {}
 
   requests(outcome: 'success' | 'error'): CounterHandle {
-    return this.memo(outcome === 'success' ? 'requests:success' : 'requests:error', () => this.metrics.apiRequests.handle({ ...this.labels, outcome }));
+    if (outcome === 'success') return (this.successRequests ??= this.metrics.apiRequests.handle({ ...this.labels, outcome }));
+    return (this.errorRequests ??= this.metrics.apiRequests.handle({ ...this.labels, outcome }));
   }
 
   duration(outcome: 'success' | 'error'): HistogramHandle {
-    return this.memo(outcome === 'success' ? 'duration:success' : 'duration:error', () => this.metrics.apiRequestDuration.handle({ ...this.labels, outcome }));
+    if (outcome === 'success') return (this.successDuration ??= this.metrics.apiRequestDuration.handle({ ...this.labels, outcome }));
+    return (this.errorDuration ??= this.metrics.apiRequestDuration.handle({ ...this.labels, outcome }));
   }
 
   timeToFirstChunk(): HistogramHandle {
-    return this.memo('ttfc', () => this.metrics.apiTimeToFirstChunk.handle(this.labels));
+    return (this.firstChunk ??= this.metrics.apiTimeToFirstChunk.handle(this.labels));
   }
 
   promptTokens(): HistogramHandle {
-    return this.memo('prompt', () => this.metrics.apiPromptTokens.handle(this.labels));
+    return (this.prompt ??= this.metrics.apiPromptTokens.handle(this.labels));
   }
 
   tokens(tokenType: ValueOf<'token_type'>): CounterHandle {
-    return this.memo(TOKEN_KEYS.get(tokenType) ?? `tokens:${tokenType}`, () =>
-      this.metrics.tokens.handle({ ...this.labels, token_type: tokenType }),
-    );
+    return this.tokenCounters.get(tokenType);
   }
 
   /** OpenTelemetry's operation duration; `errorType` is a guarded reason ('' on success), so this map is bounded. */
   operationDuration(errorType: string): HistogramHandle {
-    return this.memo(`genai:duration:${errorType}`, () =>
-      this.metrics.genAiOperationDuration.handle({
-        gen_ai_operation_name: 'chat',
-        gen_ai_provider_name: this.labels.provider,
-        gen_ai_request_model: this.labels.model,
-        error_type: errorType,
-      }),
-    );
+    return this.operationDurations.get(errorType);
   }
 
   tokenUsage(tokenType: ValueOf<'gen_ai_token_type'>): HistogramHandle {
-    return this.memo(`genai:tokens:${tokenType}`, () =>
-      this.metrics.genAiTokenUsage.handle({
-        gen_ai_operation_name: 'chat',
-        gen_ai_provider_name: this.labels.provider,
-        gen_ai_request_model: this.labels.model,
-        gen_ai_token_type: tokenType,
-      }),
-    );
+    if (tokenType === 'input') return (this.inputUsage ??= this.newTokenUsage(tokenType));
+    return (this.outputUsage ??= this.newTokenUsage(tokenType));
   }
 
-  /** `reason` is a guarded label value, so this map is bounded by its cap. */
+  private newTokenUsage(tokenType: ValueOf<'gen_ai_token_type'>): HistogramHandle {
+    return this.metrics.genAiTokenUsage.handle({
+      gen_ai_operation_name: 'chat',
+      gen_ai_provider_name: this.labels.provider,
+      gen_ai_request_model: this.labels.model,
+      gen_ai_token_type: tokenType,
+    });
+  }
+
   cost(pricing: ValueOf<'pricing'>): CounterHandle {
-    return this.memo(`cost:${pricing}`, () => this.metrics.costUsd.handle({ ...this.labels, pricing }));
+    return this.costs.get(pricing);
   }
 
   unpriced(reason: ValueOf<'unpriced_reason'>): CounterHandle {
-    return this.memo(`unpriced:${reason}`, () => this.metrics.costUnpriced.handle({ ...this.labels, reason }));
+    return this.unpricedCalls.get(reason);
   }
 
+  /** `reason` is a guarded label value, so this map is bounded by its cap. */
   finishReason(reason: string): CounterHandle {
-    return this.memo(`finish:${reason}`, () => this.metrics.apiFinishReasons.handle({ ...this.labels, finish_reason: reason }));
-  }
-
-  private memo(key: string, create: () => CounterHandle | HistogramHandle): CounterHandle & HistogramHandle {
-    let handle = this.handles.get(key);
-    if (handle === undefined) {
-      handle = create() as CounterHandle & HistogramHandle;
-      this.handles.set(key, handle);
-    }
-    return handle;
+    return this.finishReasons.get(reason);
   }
 }
 

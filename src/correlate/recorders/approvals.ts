@@ -104,7 +104,7 @@ export class ApprovalRecorder implements Collectable {
           })
         : compositeKey('id', event.toolCallId);
     if (key === undefined || this.pending.get(key)?.surface !== SMART) return;
-    const smart = this.pending.close(key)?.value;
+    const smart = this.pending.close(key);
     if (smart === undefined) return;
     this.forget(smart);
     this.metrics.approvalDecisions.inc({ surface: SMART, pattern_key: smart.patternKey, choice: 'escalated' });
@@ -116,7 +116,7 @@ export class ApprovalRecorder implements Collectable {
    * of the same surface, else its oldest (requests of one session can wait on several surfaces).
    */
   private match(event: Approval, surface: Surface, patternKey: string): PendingApproval | undefined {
-    if (event.toolCallId !== undefined) return this.pending.close(compositeKey('id', event.toolCallId))?.value;
+    if (event.toolCallId !== undefined) return this.pending.close(compositeKey('id', event.toolCallId));
     const queue = this.fifos.get(event.sessionKey ?? '');
     if (queue === undefined) return undefined;
     const waiting = (key: string) => this.pending.get(key);
@@ -124,7 +124,7 @@ export class ApprovalRecorder implements Collectable {
       queue.find((candidate) => waiting(candidate)?.surface === surface && waiting(candidate)?.patternKey === patternKey) ??
       queue.find((candidate) => waiting(candidate)?.surface === surface) ??
       queue[0];
-    return key === undefined ? undefined : this.pending.close(key)?.value;
+    return key === undefined ? undefined : this.pending.close(key);
   }
 
   /** Removes a request from its session's queue. */

@@ -104,12 +104,16 @@ export class GaugeTally<L extends { readonly [label: string]: string }> {
 }
 
 // Guarded values hold no control characters, so NUL separates them unambiguously.
-const keyOf = (labels: { readonly [label: string]: string }): string => Object.values(labels).join('\u0000');
+function keyOf(labels: { readonly [label: string]: string }): string {
+  let key = '';
+  for (const label in labels) key += `${labels[label]}\u0000`;
+  return key;
+}
 
 /**
- * A map key made of several opaque ids. Length prefixes keep it injective whatever the ids
+ * A map key made of two opaque ids. The length prefix keeps it injective whatever the ids
  * contain.
  */
-export function compositeKey(...parts: string[]): string {
-  return parts.map((part) => `${part.length}:${part}`).join('');
+export function compositeKey(first: string, second: string): string {
+  return `${first.length}:${first}${second}`;
 }

@@ -47,7 +47,7 @@ export class PriceTable {
   }
 
   lookup(provider: string | undefined, model: string | undefined): TokenPrices | undefined {
-    if (provider === undefined || model === undefined) return undefined;
+    if (provider === undefined || model === undefined || this.entries.size === 0) return undefined;
     return this.entries.get(entryKey(provider, model));
   }
 }
@@ -69,16 +69,21 @@ export function priceUsage(usage: Usage, prices: TokenPrices): number | undefine
   return micro / PER_MILLION;
 }
 
+// The outcomes that carry no amount, built once: every unpriced call would otherwise allocate one.
+const INCLUDED: CallCost = { priced: true, pricing: 'included', usd: 0 };
+const NO_USAGE: CallCost = { priced: false, reason: 'no_usage' };
+const NO_PRICE: CallCost = { priced: false, reason: 'no_price' };
+
 export function costOf(
   call: { readonly provider: string | undefined; readonly model: string | undefined },
   usage: Usage | undefined,
   hermes: HermesCost | undefined,
   table: PriceTable,
 ): CallCost {
-  if (hermes?.status === 'included') return { priced: true, pricing: 'included', usd: 0 };
+  if (hermes?.status === 'included') return INCLUDED;
   if (hermes?.usd !== undefined) return { priced: true, pricing: 'hermes', usd: hermes.usd };
-  if (usage === undefined) return { priced: false, reason: 'no_usage' };
+  if (usage === undefined) return NO_USAGE;
   const prices = table.lookup(call.provider, call.model);
   const usd = prices === undefined ? undefined : priceUsage(usage, prices);
-  return usd === undefined ? { priced: false, reason: 'no_price' } : { priced: true, pricing: 'config', usd };
+  return usd === undefined ? NO_PRICE : { priced: true, pricing: 'config', usd };
 }

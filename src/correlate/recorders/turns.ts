@@ -139,7 +139,7 @@ export class TurnRecorder {
   }
 
   private close(turnId: string | undefined): TurnState | undefined {
-    const state = turnId === undefined ? undefined : this.turns.close(turnId)?.value;
+    const state = turnId === undefined ? undefined : this.turns.close(turnId);
     if (state !== undefined) this.unindex(state);
     return state;
   }
