@@ -1,10 +1,11 @@
 /**
  * Storage of the catalogue's metric families: typed counter, gauge and histogram tables.
  *
- * Each family keeps its series in one Map keyed by the label values; a series holds only its
- * numbers, its label values and a version that every write bumps (the serializer in
- * src/exposition/ re-renders a series only when its version moved). Updating a series is a key
- * build, a Map lookup and an addition. Rendering lives elsewhere: nothing here knows a format.
+ * Each family keeps its series in creation order, found by their label values (SeriesIndex); a
+ * series holds only its numbers, its label values and a version that every write bumps (the
+ * serializer in src/exposition/ re-renders a series only when its version moved). Updating a
+ * series is one Map lookup per label and an addition. Rendering lives elsewhere: nothing here
+ * knows a format.
  *
  * Storage refuses what no sample may hold: non-finite values anywhere, negative increments of
  * counters and negative observations of histograms. Every refusal is counted (`onInvalid`),
@@ -100,6 +101,55 @@ export interface FamilyOptions {
   readonly onInvalid: () => void;
 }
 
+/**
+ * Series by label values, one Map level per label, the last level holding the series: a write
+ * finds its series with one lookup per label and builds nothing. Label values reaching storage
+ * are mostly the same string objects every time (the label guard's and the closed sets'), whose
+ * hashes V8 keeps, where a joined key string was a new string to build, flatten and hash on every
+ * write. Unlabelled families keep their one series under ''.
+ */
+class SeriesIndex<S> {
+  private readonly root = new Map<string, unknown>();
+
+  constructor(private readonly labelNames: readonly string[]) {}
+
+  find(labels: Labels): S | undefined {
+    const names = this.labelNames;
+    const last = names.length - 1;
+    let level = this.root;
+    for (let index = 0; index < last; index += 1) {
+      const next = level.get(labels[names[index] as string] ?? '') as Map<string, unknown> | undefined;
+      if (next === undefined) return undefined;
+      level = next;
+    }
+    return level.get(last < 0 ? '' : (labels[names[last] as string] ?? '')) as S | undefined;
+  }
+
+  /** The same lookup by values in label-name order. */
+  findValues(values: readonly string[]): S | undefined {
+    const last = values.length - 1;
+    let level = this.root;
+    for (let index = 0; index < last; index += 1) {
+      const next = level.get(values[index] as string) as Map<string, unknown> | undefined;
+      if (next === undefined) return undefined;
+      level = next;
+    }
+    return level.get(last < 0 ? '' : (values[last] as string)) as S | undefined;
+  }
+
+  add(values: readonly string[], series: S): void {
+    const last = values.length - 1;
+    let level = this.root;
+    for (let index = 0; index < last; index += 1) {
+      const value = values[index] as string;
+      let next = level.get(value) as Map<string, unknown> | undefined;
+      if (next === undefined) level.set(value, (next = new Map<string, unknown>()));
+      level = next;
+    }
+    level.set(last < 0 ? '' : (values[last] as string), series);
+  }
+}
+
 /** The series table every kind shares: keys, the budget and folding. */
 abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements FamilyView {
   readonly name: string;
@@ -111,7 +161,9 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
   readonly scope: MetricSpec['scope'];
   abstract readonly type: FamilyView['type'];
   abstract readonly bounds: readonly number[] | undefined;
-  protected readonly table = new Map<string, S>();
+  private readonly index: SeriesIndex<S>;
+  /** Every series in creation order: what a scrape walks. */
+  private readonly all: S[] = [];
   private readonly foldIndices: readonly number[];
 
   constructor(protected readonly options: FamilyOptions) {
@@ -121,15 +173,16 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
     this.labelNames = options.spec.labelNames;
     this.enabled = options.enabled;
     this.scope = options.spec.scope;
+    this.index = new SeriesIndex<S>(this.labelNames);
     this.foldIndices = options.foldLabels.map((label) => this.labelNames.indexOf(label)).filter((index) => index >= 0);
   }
 
   get size(): number {
-    return this.table.size;
+    return this.all.length;
   }
 
   series(): Iterable<S> {
-    return this.table.values();
+    return this.all;
   }
 
   protected abstract newSeries(labelValues: readonly string[]): S;
@@ -141,13 +194,12 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
 
   /** An unlabelled metric has exactly one series: it exists, at 0, from the start. */
   protected createUnlabelled(): void {
-    if (this.labelNames.length === 0 && this.enabled) this.create('', []);
+    if (this.labelNames.length === 0 && this.enabled) this.create([]);
   }
 
   /** The series of these labels (or its overflow series), counting a fold when it folded. */
   protected seriesFor(labels: Labels): S {
-    const key = this.keyOfLabels(labels);
-    const series = this.table.get(key) ?? this.createWithinBudget(key, labels);
+    const series = this.index.find(labels) ?? this.createWithinBudget(labels);
     if (series !== undefined) return series;
     this.options.onFold();
     return this.overflowSeries(this.valuesOf(labels));
@@ -155,27 +207,16 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
 
   /** The series of these labels, created while the budget lasts, else their overflow series. */
   protected resolve(labels: Labels): { series: S; folded: boolean } {
-    const key = this.keyOfLabels(labels);
-    const series = this.table.get(key) ?? this.createWithinBudget(key, labels);
+    const series = this.index.find(labels) ?? this.createWithinBudget(labels);
     if (series !== undefined) return { series, folded: false };
     return { series: this.overflowSeries(this.valuesOf(labels)), folded: true };
   }
 
   /** A new series for these labels while the budget lasts; undefined once it is spent. */
-  private createWithinBudget(key: string, labels: Labels): S | undefined {
+  private createWithinBudget(labels: Labels): S | undefined {
     const budget = this.options.budget;
     if (budget !== undefined && !budget.take()) return undefined;
-    return this.create(key, this.valuesOf(labels));
-  }
-
-  /**
-   * The Map key of a label set: the same as keyOf(valuesOf(labels)), built without the array.
-   * Writes run through here, so it allocates nothing but the key.
-   */
-  private keyOfLabels(labels: Labels): string {
-    let key = '';
-    for (const name of this.labelNames) key += `${labels[name] ?? ''}\u0000`;
-    return key;
+    return this.create(this.valuesOf(labels));
   }
 
   private valuesOf(labels: Labels): string[] {
@@ -185,14 +226,14 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
   /** The series a label set folds into when the budget is spent: open labels become `other`. */
   private overflowSeries(values: string[]): S {
     for (const index of this.foldIndices) values[index] = this.options.foldValue;
-    const key = keyOf(values);
     // Overflow series are admitted past the budget: there are few, and refusing them would lose counts.
-    return this.table.get(key) ?? this.create(key, values);
+    return this.index.findValues(values) ?? this.create(values);
   }
 
-  private create(key: string, values: readonly string[]): S {
+  private create(values: readonly string[]): S {
     const series = this.newSeries(values);
-    this.table.set(key, series);
+    this.index.add(values, series);
+    this.all.push(series);
     return series;
   }
 
@@ -202,16 +243,6 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
     this.options.onInvalid();
     return false;
   }
-}
-
-/**
- * The Map key of a label set. Label values are sanitized (no control characters), so NUL never
- * occurs inside one. (keyOfLabels() builds the same key without the array.)
- */
-function keyOf(values: readonly string[]): string {
-  let key = '';
-  for (const value of values) key += `${value}\u0000`;
-  return key;
 }
 
 /** Counters and gauges: one number per series. */
