@@ -167,7 +167,10 @@ export class ApiRecorder implements Collectable {
   private readonly calls = new Map<string, CallSeries>();
   // Keyed by kind and api_request_id: retries reuse the id, and a post/error closes the open attempt.
   private readonly inFlight;
-  private readonly inFlightTally = new GaugeTally<OpenAttempt>();
+  // Guarded providers hold no control characters, so a NUL prefix sets auxiliary calls apart.
+  private readonly inFlightTally = new GaugeTally<OpenAttempt>((attempt) =>
+    attempt.kind === 'main' ? attempt.provider : `\u0000${attempt.provider}`,
+  );
 
   constructor(
     private readonly context: RecorderContext,

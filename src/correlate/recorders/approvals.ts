@@ -44,7 +44,7 @@ function surfaceOf(event: Approval): Surface {
 
 export class ApprovalRecorder implements Collectable {
   private readonly pending;
-  private readonly pendingTally = new GaugeTally<{ surface: Surface }>();
+  private readonly pendingTally = new GaugeTally<{ surface: Surface }>((labels) => labels.surface);
   // session_key → keys of its requests without tool_call_id, oldest first.
   private readonly fifos = new Map<string, string[]>();
   private nextFifoId = 0;

@@ -70,9 +70,15 @@ export class GaugeTally<L extends { readonly [label: string]: string }> {
   private readonly reported = new Map<string, { readonly labels: L; value: number }>();
   private readonly pending = new Map<string, L>();
 
+  /**
+   * `keyOf` tells label sets apart. A tally of one label passes that label's value: every span
+   * opened runs through it, and joining the values was the larger part of opening a span.
+   */
+  constructor(private readonly keyOf: (labels: L) => string = joinedKey) {}
+
   /** Remembers the label set of a span being opened. */
   opened(labels: L): void {
-    const key = keyOf(labels);
+    const key = this.keyOf(labels);
     if (!this.reported.has(key) && !this.pending.has(key)) this.pending.set(key, labels);
   }
 
@@ -81,7 +87,7 @@ export class GaugeTally<L extends { readonly [label: string]: string }> {
     const counts = new Map<string, { readonly labels: L; count: number }>();
     for (const entry of entries) {
       const labels = labelsOf(entry);
-      const key = keyOf(labels);
+      const key = this.keyOf(labels);
       const current = counts.get(key);
       if (current === undefined) counts.set(key, { labels, count: 1 });
       else current.count += 1;
@@ -104,7 +110,7 @@ export class GaugeTally<L extends { readonly [label: string]: string }> {
 }
 
 // Guarded values hold no control characters, so NUL separates them unambiguously.
-function keyOf(labels: { readonly [label: string]: string }): string {
+function joinedKey(labels: { readonly [label: string]: string }): string {
   let key = '';
   for (const label in labels) key += `${labels[label]}\u0000`;
   return key;

@@ -16,7 +16,7 @@ const SESSION_EVENTS = new Set(VALUES.session_event);
 
 export class SessionRecorder implements Collectable {
   private readonly active: SpanTable<{ platform: string }>;
-  private readonly activeTally = new GaugeTally<{ platform: string }>();
+  private readonly activeTally = new GaugeTally<{ platform: string }>((labels) => labels.platform);
 
   constructor(
     private readonly context: RecorderContext,

@@ -12,7 +12,7 @@ const STATUSES = new Set(VALUES.subagent_status);
 
 export class SubagentRecorder implements Collectable {
   private readonly active;
-  private readonly activeTally = new GaugeTally<{ role: string }>();
+  private readonly activeTally = new GaugeTally<{ role: string }>((labels) => labels.role);
 
   constructor(
     private readonly context: RecorderContext,

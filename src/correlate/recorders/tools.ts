@@ -17,7 +17,7 @@ const NOT_FAILED: ReadonlySet<string> = new Set(['ok', 'unknown']);
 
 export class ToolRecorder implements Collectable {
   private readonly inFlight;
-  private readonly inFlightTally = new GaugeTally<{ tool: string }>();
+  private readonly inFlightTally = new GaugeTally<{ tool: string }>((labels) => labels.tool);
 
   constructor(
     private readonly context: RecorderContext,
