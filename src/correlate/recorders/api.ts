@@ -163,8 +163,10 @@ class CallSeries {
 }
 
 export class ApiRecorder implements Collectable {
-  // Guarded (kind, provider, model) → its series; bounded by the provider and model caps.
-  private readonly calls = new Map<string, CallSeries>();
+  // Guarded (kind, provider, model) → its series, one Map level each: the guard hands back the
+  // same strings every time, so finding a call's series builds no key. Bounded by the provider
+  // and model caps.
+  private readonly calls: Record<ApiKind, Map<string, Map<string, CallSeries>>> = { main: new Map(), auxiliary: new Map() };
   // Keyed by kind and api_request_id: retries reuse the id, and a post/error closes the open attempt.
   private readonly inFlight;
   // Guarded providers hold no control characters, so a NUL prefix sets auxiliary calls apart.
@@ -237,12 +239,12 @@ export class ApiRecorder implements Collectable {
     if (call.requestId !== undefined) this.inFlight.close(compositeKey(call.kind, call.requestId));
     const provider = this.context.labels.value('provider', call.provider);
     const model = this.context.labels.value('model', call.model);
-    // Guarded values hold no control characters, so NUL separates them unambiguously.
-    const key = `${call.kind}\u0000${provider}\u0000${model}`;
-    let series = this.calls.get(key);
+    let byModel = this.calls[call.kind].get(provider);
+    if (byModel === undefined) this.calls[call.kind].set(provider, (byModel = new Map()));
+    let series = byModel.get(model);
     if (series === undefined) {
       series = new CallSeries(this.metrics, { kind: call.kind, provider, model });
-      this.calls.set(key, series);
+      byModel.set(model, series);
     }
     return series;
   }
