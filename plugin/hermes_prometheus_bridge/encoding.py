@@ -28,13 +28,15 @@ def encode_event(hook, observed_at, instance, seq, data):
 def line_template(hook, instance):
     """The envelope of one hook's lines: ``template % (observed_at, seq, data_text)``.
 
-    ``%r`` of a float is ``float.__repr__``, what the JSON encoder writes; hook names and the
-    instance id are identifiers (no escaping needed), checked here.
+    ``observed_at`` is written with microsecond precision (``%.6f``, a JSON number): what
+    ``time.time()`` resolves, at about two thirds of the cost of the shortest ``repr`` of a
+    ten-digit epoch float. Hook names and the instance id are identifiers (no escaping
+    needed), checked here.
     """
     for text in (hook, instance):
         if not text.replace("_", "").isalnum() or not text.isascii():
             raise ValueError("not an identifier: %r" % (text,))
-    return ('{"event":"%s","observed_at":%%r,"instance":"%s","seq":%%d,"data":%%s}}'
+    return ('{"event":"%s","observed_at":%%.6f,"instance":"%s","seq":%%d,"data":%%s}}'
             % (hook, instance))
 
 

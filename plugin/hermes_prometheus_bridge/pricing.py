@@ -71,6 +71,12 @@ class Pricer(object):
             return None, "unknown"
         return cost, status
 
+    @property
+    def unavailable(self):
+        """``True`` once Hermes' pricing module was found missing: nothing will be priced, so
+        the sender need not ask per call."""
+        return self._unavailable
+
     def _resolve(self):
         if self._api is not None or self._unavailable:
             return self._api

@@ -64,7 +64,8 @@ class Sender(object):
         self._resync = False
         self._consecutive_failures = 0
         self._retry_at = 0.0
-        # spec -> (transforms, base_url index or -1); templates carry the instance id, which a fork changes
+        # spec -> (plain, transforms, base_url index or -1, hook, template); templates carry the
+        # instance id, which a fork changes
         self._compiled = {}
         for key in self.delivery:  # in place: readers hold this dict
             self.delivery[key] = 0
@@ -229,16 +230,19 @@ class Sender(object):
         """``[(seq, hook, line), ...]`` for events taken off the queue, numbered in order."""
         hooks, templates, stamps, datas = [], [], [], []
         compiled_for = self._compiled
+        # Once Hermes' pricing module is known missing, no call is priced: not asked per call.
+        priced = not self._pricer.unavailable
         for spec, observed_at, values, usage in taken:
             compiled = compiled_for.get(spec)
             if compiled is None:
                 compiled = compiled_for[spec] = self._compile(spec)
+            plain, transforms, base_url_at, hook, template = compiled
             # ``usage``: the copy taken when the hook ran, not Hermes' own dict in ``values``.
-            data = event_data(spec.plain, compiled[0], values, usage)
-            if compiled[1] >= 0:
-                self._add_cost(values[compiled[1]], usage, data)
-            hooks.append(spec.hook)
-            templates.append(compiled[2])
+            data = event_data(plain, transforms, values, usage)
+            if priced and base_url_at >= 0:
+                self._add_cost(values[base_url_at], usage, data)
+            hooks.append(hook)
+            templates.append(template)
             stamps.append(observed_at)
             datas.append(data)
         if self._encode is None:
@@ -249,16 +253,18 @@ class Sender(object):
             if len(texts) == len(datas):
                 first = self._next_seq
                 self._next_seq = first + len(texts)
-                return [(first + index, hook, template % (stamp, first + index, text))
-                        for index, (hook, template, stamp, text)
-                        in enumerate(zip(hooks, templates, stamps, texts))]
+                return [(seq, hook, template % (stamp, seq, text))
+                        for seq, hook, template, stamp, text
+                        in zip(range(first, first + len(texts)), hooks, templates, stamps, texts)]
         return self._encode_one_by_one(hooks, stamps, datas)
 
     def _compile(self, spec):
-        """What the sender needs of a hook: its transforms, the value index of ``base_url``
-        when the hook is priced (else -1), and its line template for this instance."""
+        """What the sender needs of a hook: its plain names and transforms, the value index of
+        ``base_url`` when the hook is priced (else -1), its name and its line template for this
+        instance."""
         base_url_at = dict(spec.private).get("base_url", -1) if spec.usage_at >= 0 else -1
-        return compiled_transforms(spec), base_url_at, line_template(spec.hook, self.instance)
+        return (spec.plain, compiled_transforms(spec), base_url_at, spec.hook,
+                line_template(spec.hook, self.instance))
 
     def _encode_one_by_one(self, hooks, stamps, datas):
         encode = self._encode or encode_event
