@@ -65,6 +65,13 @@ export class BoundCheck {
   get fields(): readonly BoundedField[] {
     return this.rejected ?? NONE;
   }
+
+  /** The fields so far, and a fresh start: one check serves every line of a body. */
+  take(): readonly BoundedField[] {
+    const fields = this.rejected ?? NONE;
+    this.rejected = undefined;
+    return fields;
+  }
 }
 
 /**

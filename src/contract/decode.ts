@@ -5,7 +5,8 @@
  */
 import { SidecarError } from '../errors.js';
 import type { ObserverEvent } from './events.js';
-import { normalizeLine, type LineRejection } from './shapes.js';
+import { BoundCheck } from './bounds.js';
+import { readLine, type LineRejection } from './shapes.js';
 
 export type BodyFormat = 'ndjson' | 'json';
 
@@ -50,15 +51,15 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** Adds one parsed item (or its error) to the result being built. */
-function collectItem(decoded: DecodedBody, index: number, item: unknown, options: DecodeOptions): void {
+/** Adds one parsed item (or its error) to the result being built; `check` serves the whole body. */
+function collectItem(decoded: DecodedBody, index: number, item: unknown, options: DecodeOptions, check: BoundCheck): void {
   if (item === UNPARSEABLE) {
     decoded.errors.push({ index, reason: 'invalid_json' });
     return;
   }
-  const result = normalizeLine(item, options.arrivedAt);
-  if (result.ok) decoded.events.push(result.event);
-  else decoded.errors.push({ index, reason: result.reason });
+  const result = readLine(item, options.arrivedAt, check);
+  if (typeof result === 'string') decoded.errors.push({ index, reason: result });
+  else decoded.events.push(result);
 }
 
 /** Whether bytes [start, end) hold nothing but JSON whitespace. */
@@ -77,6 +78,7 @@ function isBlank(body: Buffer, start: number, end: number): boolean {
 function* decodeNdjson(body: Buffer, options: DecodeOptions): Generator<void, DecodedBody> {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const decoded: { events: ObserverEvent[]; errors: LineError[]; lines: number } = { events: [], errors: [], lines: 0 };
+  const check = new BoundCheck();
   let unparseable = 0;
   let start = 0;
   for (let index = 0; start <= body.length; index += 1) {
@@ -99,7 +101,7 @@ function* decodeNdjson(body: Buffer, options: DecodeOptions): Generator<void, De
     // (JSON.parse then works on flat strings; bench/RESULTS.md, section 1).
     const parsed = parseJson(body.toString('utf8', lineStart, end));
     if (parsed === UNPARSEABLE) unparseable += 1;
-    collectItem(decoded, index, parsed, options);
+    collectItem(decoded, index, parsed, options, check);
   }
   if (decoded.lines === 0) throw new SidecarError('empty_body');
   if (unparseable === decoded.lines) throw new SidecarError('invalid_json');
@@ -116,15 +118,16 @@ function* decodeJson(body: Buffer, options: DecodeOptions): Generator<void, Deco
     if (value.length === 0) throw new SidecarError('empty_body');
     if (value.length > options.maxEvents) throw new SidecarError('too_many_events');
     const decoded: DecodedBody = { events: [], errors: [], lines: value.length };
+    const check = new BoundCheck();
     for (let index = 0; index < value.length; index += 1) {
       if (index % LINES_PER_STEP === LINES_PER_STEP - 1) yield;
-      collectItem(decoded, index, value[index], options);
+      collectItem(decoded, index, value[index], options, check);
     }
     return decoded;
   }
   if (typeof value !== 'object' || value === null) throw new SidecarError('invalid_body');
   const decoded: DecodedBody = { events: [], errors: [], lines: 1 };
-  collectItem(decoded, 0, value, options);
+  collectItem(decoded, 0, value, options, new BoundCheck());
   return decoded;
 }
 

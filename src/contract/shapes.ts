@@ -24,10 +24,6 @@ export type ShapeResult =
 const MAX_NAME_LENGTH = 128;
 const MAX_INSTANCE_LENGTH = 128;
 
-// Rejections carry nothing of the line: built once.
-const INVALID_EVENT: ShapeResult = { ok: false, reason: 'invalid_event' };
-const UNKNOWN_SHAPE: ShapeResult = { ok: false, reason: 'unknown_shape' };
-
 function eventName(line: Fields): string | undefined | null {
   const name = line.event ?? line.hook;
   if (name === undefined) return undefined;
@@ -54,36 +50,40 @@ function flatFields(line: Fields): Fields {
 }
 
 /**
- * One line into its event. Every line runs through here, so it builds nothing but the event:
- * no intermediate results, values bounded as they are read.
+ * One line into its event, or why it was refused. Every line of a body runs through here, so it
+ * builds nothing but the event: no result wrapper, values bounded as they are read, and one
+ * `check` for the whole body (taken afresh per line).
  */
-export function normalizeLine(line: unknown, arrivedAt: number): ShapeResult {
-  if (!isRecord(line)) return INVALID_EVENT;
+export function readLine(line: unknown, arrivedAt: number, check: BoundCheck): ObserverEvent | LineRejection {
+  if (!isRecord(line)) return 'invalid_event';
   const name = eventName(line);
-  if (name === undefined) return UNKNOWN_SHAPE;
-  if (name === null) return INVALID_EVENT;
+  if (name === undefined) return 'unknown_shape';
+  if (name === null) return 'invalid_event';
   const { instance, seq } = line;
-  if (!validSequenceMeta(instance, seq)) return INVALID_EVENT;
+  if (!validSequenceMeta(instance, seq)) return 'invalid_event';
 
   const envelope = isRecord(line.data) && (line.event !== undefined);
   // Raw Hermes kwargs in any shape: api_request_error's exception class is taken as the plugin does.
   const fields = withErrorClass(name, envelope ? (line.data as Fields) : flatFields(line));
   // The bridge plugin stamps every line with its instance; anything else was posted by another client.
   const source = instance !== undefined ? 'plugin' : envelope ? 'envelope' : 'flat';
-  const check = new BoundCheck();
+  check.take();
   const data = readEventData(name, fields, check);
   const observedAt = check.observedAt(stampedAt(line), arrivedAt);
+  // Every event has the same properties (instance and seq possibly undefined): one object shape.
   return {
-    ok: true,
-    // Every event has the same properties (instance and seq possibly undefined): one object shape.
-    event: {
-      name,
-      source,
-      observedAt,
-      instance: instance as string | undefined,
-      seq: seq as number | undefined,
-      data,
-      rejectedValues: check.fields,
-    },
+    name,
+    source,
+    observedAt,
+    instance: instance as string | undefined,
+    seq: seq as number | undefined,
+    data,
+    rejectedValues: check.take(),
   };
+}
+
+/** readLine for one line on its own. */
+export function normalizeLine(line: unknown, arrivedAt: number): ShapeResult {
+  const result = readLine(line, arrivedAt, new BoundCheck());
+  return typeof result === 'string' ? { ok: false, reason: result } : { ok: true, event: result };
 }
