@@ -240,7 +240,7 @@ export class ApiRecorder implements Collectable {
     const provider = this.context.labels.value('provider', call.provider);
     const model = this.context.labels.value('model', call.model);
     let byModel = this.calls[call.kind].get(provider);
-    if (byModel === undefined) this.calls[call.kind].set(provider, (byModel = new Map()));
+    if (byModel === undefined) this.calls[call.kind].set(provider, (byModel = new Map<string, CallSeries>()));
     let series = byModel.get(model);
     if (series === undefined) {
       series = new CallSeries(this.metrics, { kind: call.kind, provider, model });
