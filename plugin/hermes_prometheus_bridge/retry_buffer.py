@@ -11,8 +11,20 @@ import threading
 
 from .drops import SEND_FAILED, SHUTDOWN
 
-# A buffered event is a plain tuple (creating a namedtuple costs a Python-level call per event).
-SEQ, HOOK, LINE = 0, 1, 2
+# A buffered event is a plain tuple (creating a namedtuple costs a Python-level call per event):
+# ``(seq, hook, template, observed_at, data_text)``. Its line is put together only when it is
+# sent (:func:`line_of`): an event evicted or abandoned while the sidecar is down never is.
+SEQ, HOOK = 0, 1
+
+
+# The template of an event encoded whole (one by one, after a batch failed): its text is the line.
+WHOLE_LINE = "%.0s%.0s%s"
+
+
+def line_of(event):
+    """The NDJSON line of a buffered event."""
+    seq, _hook, template, observed_at, text = event
+    return template % (observed_at, seq, text)
 
 
 class RetryBuffer(object):
@@ -24,7 +36,8 @@ class RetryBuffer(object):
         self._abandoned = False
 
     def add(self, encoded):
-        """Append ``[(seq, hook, line), ...]``; returns how many older events were evicted."""
+        """Append ``[(seq, hook, template, observed_at, data_text), ...]``; returns how many
+        older events were evicted."""
         evicted = []
         with self._lock:
             abandoned = self._abandoned

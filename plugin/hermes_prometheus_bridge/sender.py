@@ -16,7 +16,7 @@ import time
 from . import drops
 from .encoding import encode_data_texts, encode_event, line_template
 from .fields import compiled_transforms, event_data
-from .retry_buffer import LINE, SEQ
+from .retry_buffer import SEQ, WHOLE_LINE, line_of
 from .transport import DELIVERED, RETRY
 
 logger = logging.getLogger("hermes_prometheus_bridge")
@@ -227,7 +227,9 @@ class Sender(object):
             time.sleep(0)  # let waiting agent threads have the GIL during a long backlog
 
     def _encode_events(self, taken):
-        """``[(seq, hook, line), ...]`` for events taken off the queue, numbered in order."""
+        """``[(seq, hook, template, observed_at, data_text), ...]`` for events taken off the
+        queue, numbered in order: encoded now (a value that cannot be encoded costs its event
+        here, before it has a number), put together into a line when sent."""
         hooks, templates, stamps, datas = [], [], [], []
         compiled_for = self._compiled
         # Once Hermes' pricing module is known missing, no call is priced: not asked per call.
@@ -253,10 +255,8 @@ class Sender(object):
             if len(texts) == len(datas):
                 first = self._next_seq
                 self._next_seq = first + len(texts)
-                return [(seq, hook, template % (stamp, seq, text))
-                        for seq, hook, template, stamp, text
-                        in zip(range(first, first + len(texts)), hooks, templates, stamps, texts)]
-        return self._encode_one_by_one(hooks, stamps, datas)
+                return list(zip(range(first, first + len(texts)), hooks, templates, stamps, texts))
+        return self._encode_one_by_one(hooks, templates, stamps, datas)
 
     def _compile(self, spec):
         """What the sender needs of a hook: its plain names and transforms, the value index of
@@ -266,10 +266,10 @@ class Sender(object):
         return (spec.plain, compiled_transforms(spec), base_url_at, spec.hook,
                 line_template(spec.hook, self.instance))
 
-    def _encode_one_by_one(self, hooks, stamps, datas):
+    def _encode_one_by_one(self, hooks, templates, stamps, datas):
         encode = self._encode or encode_event
         encoded = []
-        for hook, stamp, data in zip(hooks, stamps, datas):
+        for hook, template, stamp, data in zip(hooks, templates, stamps, datas):
             try:
                 line = encode(hook, stamp, self.instance, self._next_seq, data)
                 if isinstance(line, bytes):
@@ -277,7 +277,7 @@ class Sender(object):
             except Exception:
                 self._counters.drop(hook, drops.SERIALIZE_ERROR)
                 continue
-            encoded.append((self._next_seq, hook, line))
+            encoded.append((self._next_seq, hook, WHOLE_LINE, stamp, line))
             self._next_seq += 1
         return encoded
 
@@ -300,7 +300,8 @@ class Sender(object):
         retryable failure (which sets the back-off)."""
         while True:
             batch = self._buffer.head(self.config.batch_size)
-            lines = [event[LINE] for event in batch]
+            # line_of, inlined: one call fewer per event on the hot path.
+            lines = [template % (stamp, seq, text) for seq, _hook, template, stamp, text in batch]
             if with_heartbeat:
                 # First, so a sidecar meeting this instance for the first time (a restart)
                 # learns acked_seq before the events, and counts a gap after it as lost.
@@ -385,7 +386,7 @@ class Sender(object):
             if not batch:
                 break
             timeout = min(self.config.timeout, self._remaining() - reserve)
-            outcome = self._send([event[LINE] for event in batch], timeout)
+            outcome = self._send([line_of(event) for event in batch], timeout)
             if outcome.kind == RETRY or not self._settle(batch, outcome):
                 break
         if not self._count_leftovers_as_shutdown():
