@@ -29,8 +29,8 @@ def line_template(hook, instance):
     """The envelope of one hook's lines: ``template % (observed_at, seq, data_text)``.
 
     ``observed_at`` is written with microsecond precision (``%.6f``, a JSON number): what
-    ``time.time()`` resolves, at about two thirds of the cost of the shortest ``repr`` of a
-    ten-digit epoch float. Hook names and the instance id are identifiers (no escaping
+    ``time.time()`` resolves, at about four fifths of the cost of the shortest ``repr`` of a
+    ten-digit epoch float (~270 against ~335 ns). Hook names and the instance id are identifiers (no escaping
     needed), checked here.
     """
     for text in (hook, instance):
