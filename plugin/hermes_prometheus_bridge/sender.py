@@ -256,7 +256,7 @@ class Sender(object):
                 first = self._next_seq
                 self._next_seq = first + len(texts)
                 return list(zip(range(first, first + len(texts)), hooks, templates, stamps, texts))
-        return self._encode_one_by_one(hooks, templates, stamps, datas)
+        return self._encode_one_by_one(hooks, stamps, datas)
 
     def _compile(self, spec):
         """What the sender needs of a hook: its plain names and transforms, the value index of
@@ -266,10 +266,10 @@ class Sender(object):
         return (spec.plain, compiled_transforms(spec), base_url_at, spec.hook,
                 line_template(spec.hook, self.instance))
 
-    def _encode_one_by_one(self, hooks, templates, stamps, datas):
+    def _encode_one_by_one(self, hooks, stamps, datas):
         encode = self._encode or encode_event
         encoded = []
-        for hook, template, stamp, data in zip(hooks, templates, stamps, datas):
+        for hook, stamp, data in zip(hooks, stamps, datas):
             try:
                 line = encode(hook, stamp, self.instance, self._next_seq, data)
                 if isinstance(line, bytes):
