@@ -386,16 +386,3 @@ export function readEventData(name: string, fields: Fields, check: BoundCheck): 
   const reader = READERS.get(name);
   return reader === undefined ? IGNORED : reader(fields, check);
 }
-
-/** The data of one event with out-of-bound values removed, and which fields they were. */
-export interface BoundedData {
-  readonly data: EventData;
-  readonly rejected: readonly BoundedField[];
-}
-
-/** readEventData with its own check, for a caller that reads one event alone. */
-export function readBoundedEventData(name: string, fields: Fields): BoundedData {
-  const check = new BoundCheck();
-  const data = readEventData(name, fields, check);
-  return { data, rejected: check.fields };
-}

@@ -17,9 +17,6 @@ import type { ValueOf } from '../metrics/catalogue.js';
 
 export type LineRejection = Extract<ValueOf<'rejection_reason'>, 'invalid_event' | 'unknown_shape'>;
 
-export type ShapeResult =
-  | { readonly ok: true; readonly event: ObserverEvent }
-  | { readonly ok: false; readonly reason: LineRejection };
 
 const MAX_NAME_LENGTH = 128;
 const MAX_INSTANCE_LENGTH = 128;
@@ -80,10 +77,4 @@ export function readLine(line: unknown, arrivedAt: number, check: BoundCheck): O
     data,
     rejectedValues: check.take(),
   };
-}
-
-/** readLine for one line on its own. */
-export function normalizeLine(line: unknown, arrivedAt: number): ShapeResult {
-  const result = readLine(line, arrivedAt, new BoundCheck());
-  return typeof result === 'string' ? { ok: false, reason: result } : { ok: true, event: result };
 }

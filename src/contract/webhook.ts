@@ -5,8 +5,8 @@
  * `cwd` and `profile` are never read.
  */
 import { createHash } from 'node:crypto';
-import { boundedObservedAt, type BoundedField } from './bounds.js';
-import { readBoundedEventData, type ObserverEvent } from './events.js';
+import { BoundCheck } from './bounds.js';
+import { readEventData, type ObserverEvent } from './events.js';
 import { isRecord, record, str, type Fields } from './fields.js';
 import { withErrorClass } from './errorClass.js';
 
@@ -17,10 +17,11 @@ export interface WebhookDelivery {
 
 const MAX_NAME_LENGTH = 128;
 
-function deliveredAt(body: Fields, arrivedAt: number): { at: number; rejected: boolean } {
+/** The delivery's own timestamp in epoch seconds, when it sent a readable one. */
+function deliveredAt(body: Fields): number | undefined {
   const timestamp = str(body, 'timestamp');
   const parsed = timestamp === undefined ? Number.NaN : Date.parse(timestamp);
-  return boundedObservedAt(Number.isFinite(parsed) && parsed > 0 ? parsed / 1000 : undefined, arrivedAt);
+  return Number.isFinite(parsed) && parsed > 0 ? parsed / 1000 : undefined;
 }
 
 /** Ids longer than this are remembered by their digest: the dedupe window's memory stays bounded. */
@@ -49,11 +50,12 @@ export function readWebhookDelivery(body: unknown, arrivedAt: number): WebhookDe
     ...(body.tool_name === undefined || body.tool_name === null ? {} : { tool_name: body.tool_name }),
     ...(body.session_id === undefined || body.session_id === null ? {} : { session_id: body.session_id }),
   };
-  const observed = deliveredAt(body, arrivedAt);
-  const { data, rejected } = readBoundedEventData(name, withErrorClass(name, fields));
-  const rejectedValues: readonly BoundedField[] = observed.rejected ? [...rejected, 'observed_at'] : rejected;
+  // Read and bounded as a plugin line is (contract/shapes.ts readLine).
+  const check = new BoundCheck();
+  const data = readEventData(name, withErrorClass(name, fields), check);
+  const observedAt = check.observedAt(deliveredAt(body), arrivedAt);
   return {
     deliveryId: normalizeDeliveryId(body.delivery_id),
-    event: { name, source: 'webhook', observedAt: observed.at, instance: undefined, seq: undefined, data, rejectedValues },
+    event: { name, source: 'webhook', observedAt, instance: undefined, seq: undefined, data, rejectedValues: check.take() },
   };
 }

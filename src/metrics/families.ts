@@ -199,7 +199,7 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
 
   /** The series of these labels (or its overflow series), counting a fold when it folded. */
   protected seriesFor(labels: Labels): S {
-    const series = this.index.find(labels) ?? this.createWithinBudget(labels);
+    const series = this.findOrCreate(labels);
     if (series !== undefined) return series;
     this.options.onFold();
     return this.overflowSeries(this.valuesOf(labels));
@@ -207,13 +207,15 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
 
   /** The series of these labels, created while the budget lasts, else their overflow series. */
   protected resolve(labels: Labels): { series: S; folded: boolean } {
-    const series = this.index.find(labels) ?? this.createWithinBudget(labels);
+    const series = this.findOrCreate(labels);
     if (series !== undefined) return { series, folded: false };
     return { series: this.overflowSeries(this.valuesOf(labels)), folded: true };
   }
 
-  /** A new series for these labels while the budget lasts; undefined once it is spent. */
-  private createWithinBudget(labels: Labels): S | undefined {
+  /** The series of these labels, new while the budget lasts; undefined once it is spent (the caller folds). */
+  private findOrCreate(labels: Labels): S | undefined {
+    const existing = this.index.find(labels);
+    if (existing !== undefined) return existing;
     const budget = this.options.budget;
     if (budget !== undefined && !budget.take()) return undefined;
     return this.create(this.valuesOf(labels));

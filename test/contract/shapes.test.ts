@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeLine } from '../../src/contract/shapes.js';
+import { normalizeLine } from '../support/lines.js';
 import { samplesOf } from '../support/exposition.js';
 import { readJsonl, startTestSidecar } from '../support/sidecar.js';
 
@@ -55,7 +55,7 @@ describe('the three shapes', () => {
   });
 });
 
-describe('normalizeLine', () => {
+describe('readLine (one line on its own)', () => {
   const now = 1_800_000_000;
 
   it('reads the plugin line metadata', () => {

@@ -1,7 +1,7 @@
 /** The ingestor's accounting: received events by source and name, and the scrape-time queue gauges. */
 import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config.js';
-import { normalizeLine } from '../../src/contract/shapes.js';
+import { normalizeLine } from '../support/lines.js';
 import { createEventPipeline } from '../../src/correlate/assemble.js';
 import { createExposition, renderText } from '../../src/exposition/exposition.js';
 import { Ingestor } from '../../src/ingest/ingestor.js';

@@ -76,19 +76,15 @@ class HandleMap<K extends string, H> {
 /**
  * The hot series of one (kind, provider, model), resolved on first use and kept: a successful
  * call writes up to ten of them, and resolving each from labels every time was the largest cost
- * of ingest after JSON.parse (bench/RESULTS.md, Profile). Fixed series are fields, the others a
- * map per label keyed by the value itself, so a write builds no key string. Created lazily, so a
- * series appears only once it has a value.
+ * of ingest after JSON.parse (bench/RESULTS.md, Profile). The unlabelled ones are fields, the
+ * others a map per label keyed by the value itself, so a write builds no key string. Created
+ * lazily, so a series appears only once it has a value.
  */
 class CallSeries {
-  private successRequests: CounterHandle | undefined;
-  private errorRequests: CounterHandle | undefined;
-  private successDuration: HistogramHandle | undefined;
-  private errorDuration: HistogramHandle | undefined;
   private firstChunk: HistogramHandle | undefined;
   private prompt: HistogramHandle | undefined;
-  private inputUsage: HistogramHandle | undefined;
-  private outputUsage: HistogramHandle | undefined;
+  private readonly requestCounters = new HandleMap((outcome: 'success' | 'error') => this.metrics.apiRequests.handle({ ...this.labels, outcome }));
+  private readonly durations = new HandleMap((outcome: 'success' | 'error') => this.metrics.apiRequestDuration.handle({ ...this.labels, outcome }));
   private readonly tokenCounters = new HandleMap((tokenType: ValueOf<'token_type'>) => this.metrics.tokens.handle({ ...this.labels, token_type: tokenType }));
   private readonly operationDurations = new HandleMap((errorType: string) =>
     this.metrics.genAiOperationDuration.handle({
@@ -96,6 +92,14 @@ class CallSeries {
       gen_ai_provider_name: this.labels.provider,
       gen_ai_request_model: this.labels.model,
       error_type: errorType,
+    }),
+  );
+  private readonly tokenUsages = new HandleMap((tokenType: ValueOf<'gen_ai_token_type'>) =>
+    this.metrics.genAiTokenUsage.handle({
+      gen_ai_operation_name: 'chat',
+      gen_ai_provider_name: this.labels.provider,
+      gen_ai_request_model: this.labels.model,
+      gen_ai_token_type: tokenType,
     }),
   );
   private readonly costs = new HandleMap((pricing: ValueOf<'pricing'>) => this.metrics.costUsd.handle({ ...this.labels, pricing }));
@@ -108,13 +112,11 @@ class CallSeries {
   ) {}
 
   requests(outcome: 'success' | 'error'): CounterHandle {
-    if (outcome === 'success') return (this.successRequests ??= this.metrics.apiRequests.handle({ ...this.labels, outcome }));
-    return (this.errorRequests ??= this.metrics.apiRequests.handle({ ...this.labels, outcome }));
+    return this.requestCounters.get(outcome);
   }
 
   duration(outcome: 'success' | 'error'): HistogramHandle {
-    if (outcome === 'success') return (this.successDuration ??= this.metrics.apiRequestDuration.handle({ ...this.labels, outcome }));
-    return (this.errorDuration ??= this.metrics.apiRequestDuration.handle({ ...this.labels, outcome }));
+    return this.durations.get(outcome);
   }
 
   timeToFirstChunk(): HistogramHandle {
@@ -135,17 +137,7 @@ class CallSeries {
   }
 
   tokenUsage(tokenType: ValueOf<'gen_ai_token_type'>): HistogramHandle {
-    if (tokenType === 'input') return (this.inputUsage ??= this.newTokenUsage(tokenType));
-    return (this.outputUsage ??= this.newTokenUsage(tokenType));
-  }
-
-  private newTokenUsage(tokenType: ValueOf<'gen_ai_token_type'>): HistogramHandle {
-    return this.metrics.genAiTokenUsage.handle({
-      gen_ai_operation_name: 'chat',
-      gen_ai_provider_name: this.labels.provider,
-      gen_ai_request_model: this.labels.model,
-      gen_ai_token_type: tokenType,
-    });
+    return this.tokenUsages.get(tokenType);
   }
 
   cost(pricing: ValueOf<'pricing'>): CounterHandle {
