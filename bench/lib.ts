@@ -147,26 +147,11 @@ export function spawnTsx(script: string, args: readonly string[], options: Child
 }
 
 /** Runs a child that prints one `BENCH_RESULT <json>` line and exits 0; returns the JSON. */
-export function runChild<T>(script: string, args: readonly string[], options: ChildOptions = {}): Promise<T> {
-  const child = spawnTsx(script, args, options);
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString('utf8');
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString('utf8');
-  });
-  return new Promise((resolve, reject) => {
-    child.once('close', (code) => {
-      const line = stdout.split('\n').find((text) => text.startsWith(RESULT_PREFIX));
-      if (code !== 0 || line === undefined) {
-        reject(new Error(`bench/${script} exited with ${code}:\n${stderr}\n${stdout}`));
-        return;
-      }
-      resolve(JSON.parse(line.slice(RESULT_PREFIX.length)) as T);
-    });
-  });
+export async function runChild<T>(script: string, args: readonly string[], options: ChildOptions = {}): Promise<T> {
+  const { status, stdout, stderr } = await outcomeOf(spawnTsx(script, args, options));
+  const line = stdout.split('\n').find((text) => text.startsWith(RESULT_PREFIX));
+  if (status !== 0 || line === undefined) throw new Error(`bench/${script} exited with ${status}:\n${stderr}\n${stdout}`);
+  return JSON.parse(line.slice(RESULT_PREFIX.length)) as T;
 }
 
 export interface ProcessOutcome {
@@ -175,9 +160,8 @@ export interface ProcessOutcome {
   readonly stderr: string;
 }
 
-/** Runs a program to its end without blocking the runner's event loop (other sections may be running). */
-export function runProcess(command: string, args: readonly string[], timeoutMs = 600_000): Promise<ProcessOutcome> {
-  const child = track(spawn(command, [...args], { cwd: ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] }));
+/** The child's exit status (null when it could not run) and everything it printed, once it has ended. */
+function outcomeOf(child: ChildProcess): Promise<ProcessOutcome> {
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -186,17 +170,21 @@ export function runProcess(command: string, args: readonly string[], timeoutMs =
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString('utf8');
   });
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   return new Promise((resolve) => {
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      resolve({ status: null, stdout, stderr: `${stderr}${error.message}` });
-    });
-    child.once('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
+    child.once('error', (error) => resolve({ status: null, stdout, stderr: `${stderr}${error.message}` }));
+    child.once('close', (status) => resolve({ status, stdout, stderr }));
   });
+}
+
+/** Runs a program to its end without blocking the runner's event loop (other sections may be running). */
+export async function runProcess(command: string, args: readonly string[], timeoutMs = 600_000): Promise<ProcessOutcome> {
+  const child = track(spawn(command, [...args], { cwd: ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  try {
+    return await outcomeOf(child);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The child side of runChild. */
