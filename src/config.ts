@@ -57,6 +57,7 @@ export const OPTIONS = [
   { flag: 'sequence.window', kind: 'positiveInt', default: 100_000, help: 'Largest plausible jump of a plugin sequence number (or acked_seq); a larger one starts a new epoch (hermes_sidecar_sequence_resets_total).' },
   { flag: 'sequence.reorder-seconds', kind: 'seconds', default: 30, help: 'Seconds a sequence gap waits for late events before they count as lost (a heartbeat of the instance settles it at once).' },
   { flag: 'sequence.max-instances', kind: 'positiveInt', default: 10_000, help: 'Most plugin instances remembered (least recently seen evicted and counted).' },
+  { flag: 'sequence.max-bytes', kind: 'positiveInt', default: 64 * 1024 * 1024, help: 'Bytes the plugin instance table may hold (ids and sequence state; least recently seen evicted and counted); evicted instances\' tombstones get a quarter of it more.' },
   { flag: 'metrics.max-series', kind: 'positiveInt', default: 10_000, help: 'Global cap on live label sets across agent metrics; new ones past it fold into overflow series (open labels as "other").' },
   { flag: 'metrics.semconv', kind: 'boolean', default: 'false', help: 'Also export the OpenTelemetry GenAI families gen_ai_client_operation_duration_seconds and gen_ai_client_token_usage (true or false). Off by default: they repeat the API call data under a second set of names and spend the series budget.' },
   { flag: 'memory.limit-bytes', kind: 'nonNegativeInt', default: 512 * 1024 * 1024, help: 'Live memory (V8 heap used + Buffers) above which ingest answers 503 + Retry-After and /-/ready 503, until it is 10% below (0 disables).' },
@@ -110,6 +111,7 @@ export interface Config {
     readonly maxInstances: number;
     readonly window: number;
     readonly reorderSeconds: number;
+    readonly maxBytes: number;
   };
   readonly maxAgentSeries: number;
   /** Export the OpenTelemetry GenAI semantic-convention families too. */
@@ -396,6 +398,7 @@ export function loadConfig(inputs: ConfigInputs): Config {
       maxInstances: get('sequence.max-instances'),
       window: get('sequence.window'),
       reorderSeconds: get('sequence.reorder-seconds'),
+      maxBytes: get('sequence.max-bytes'),
     },
     maxAgentSeries: get('metrics.max-series'),
     semconv: get('metrics.semconv'),

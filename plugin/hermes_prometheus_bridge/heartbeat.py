@@ -1,8 +1,10 @@
 """The ``plugin_heartbeat`` line: the plugin's delivery report, sent every ``interval``.
 
-It carries the cumulative drop and error counters, queue and buffer depths, and the highest
+It carries the cumulative drop and error counters, queue and buffer depths, the highest
 sequence number the sidecar acknowledged, so a sidecar that restarted (and lost its sequence
-state) counts events dropped from the buffer meanwhile. It has no ``seq``: it is not an event.
+state) counts events dropped from the buffer meanwhile, and ``boot``, a random token chosen when
+the numbering starts at 1, so a sidecar tells a new numbering under the same instance from a
+delayed replay of the old one. It has no ``seq``: it is not an event.
 """
 
 import time
@@ -31,7 +33,7 @@ class Heartbeat(object):
     def sent(self):
         self.next_due = self._clock() + self.config.heartbeat_interval
 
-    def line(self, instance, queue_depth, buffer_depth, acked_seq):
+    def line(self, instance, queue_depth, buffer_depth, acked_seq, boot=None):
         data = {
             "interval_seconds": _seconds_for_json(self.config.heartbeat_interval),
             "dropped": self._counters.dropped(),
@@ -42,6 +44,8 @@ class Heartbeat(object):
             "acked_seq": acked_seq,
             "plugin_version": self.plugin_version,
         }
+        if boot is not None:
+            data["boot"] = boot
         errors = self._counters.errors()
         if errors:
             data["plugin_errors"] = errors

@@ -12,6 +12,7 @@ import logging
 import random
 import threading
 import time
+import uuid
 
 from . import drops
 from .encoding import encode_data_texts, encode_event, line_template
@@ -61,6 +62,8 @@ class Sender(object):
         self._flush_requested = self._flush_served = 0
         self._next_seq = 1
         self._acked_seq = 0
+        # A new numbering: the heartbeat's boot tells the sidecar it is not a replay of the old one.
+        self.boot = uuid.uuid4().hex
         self._resync = False
         self._consecutive_failures = 0
         self._retry_at = 0.0
@@ -293,7 +296,7 @@ class Sender(object):
 
     def _heartbeat_line(self):
         return self._heartbeat.line(self.instance, len(self._enqueuer), len(self._buffer),
-                                    self._acked_seq)
+                                    self._acked_seq, self.boot)
 
     def _deliver(self, with_heartbeat):
         """Send the buffer oldest first, batch by batch, until empty, refused-and-dropped or a

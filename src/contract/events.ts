@@ -141,6 +141,8 @@ export type EventData =
       readonly dropped: readonly DropReport[];
       /** Highest sequence number a sidecar acknowledged to this plugin instance. */
       readonly ackedSeq?: number;
+      /** The instance's numbering run (chosen when its seq starts at 1): a new one is a restart. */
+      readonly boot?: string;
     }
   | { readonly type: 'ignored' };
 
@@ -263,6 +265,16 @@ function turnDuration(fields: Fields): number | undefined {
   return start !== undefined && end !== undefined && end >= start ? (end - start) / 1000 : undefined;
 }
 
+/** A heartbeat boot: a short token (the plugin sends 32 hex digits); anything else is absent. */
+export const BOOT_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+function boot(fields: Fields, check: BoundCheck): string | undefined {
+  const value = str(fields, 'boot');
+  if (value === undefined) return undefined;
+  // Checked as a length, so a token outside the grammar counts as out of bounds like any value.
+  return check.keep(value.length <= 64 && BOOT_PATTERN.test(value) ? value.length : Infinity, 'boot', 64) === undefined ? undefined : value;
+}
+
 function dropReports(fields: Fields, check: BoundCheck): DropReport[] {
   const dropped = record(fields, 'dropped');
   if (dropped === undefined) return [];
@@ -372,6 +384,7 @@ const READERS: ReadonlyMap<string, Reader> = new Map(Object.entries({
     type: 'plugin_heartbeat',
     intervalSeconds: check.keep(quantity(fields, 'interval_seconds'), 'interval', BOUNDS.intervalSeconds),
     ackedSeq: check.keep(count(fields, 'acked_seq'), 'acked_seq', BOUNDS.ackedSeq),
+    boot: boot(fields, check),
     dropped: dropReports(fields, check),
   }),
 } satisfies Record<string, Reader>));

@@ -34,6 +34,7 @@ export interface EventPipelineSettings {
     readonly maxInstances: number;
     readonly window?: number;
     readonly reorderSeconds?: number;
+    readonly maxBytes?: number;
   };
   /** The config file's price table (USD per million tokens per provider/model). */
   readonly prices?: readonly PriceEntry[];
@@ -59,9 +60,11 @@ export function createEventPipeline(
     maxInstances: config.sequence.maxInstances,
     windowSize: config.sequence.window,
     reorderSeconds: config.sequence.reorderSeconds,
-    onEvict: () => evicted('plugin_instances'),
+    maxBytes: config.sequence.maxBytes,
+    onEvict: (table) => evicted(table),
     onLost: (events) => recorders.delivery.lost(events),
-    onReset: () => recorders.delivery.sequenceReset(),
+    onReset: (reason) => recorders.delivery.sequenceReset(reason),
+    onStale: (reason) => recorders.delivery.staleHeartbeat(reason),
     onFolded: (key) => recorders.delivery.folded(key),
   });
   const recorders = createRecorders(

@@ -60,13 +60,14 @@ export class Dispatcher {
     this.record(event.data, event);
   }
 
-  /** Sequence tracking for plugin lines; false for a duplicate that must not count twice. */
+  /** Sequence tracking for plugin lines; false for an event that must not be applied (counted why). */
   private admit(instance: string, seq: number | undefined): boolean {
     if (seq === undefined) {
       this.instances.seen(instance);
       return true;
     }
-    switch (this.instances.sequence(instance, seq)) {
+    const verdict = this.instances.sequence(instance, seq);
+    switch (verdict) {
       case 'apply':
         return true;
       case 'late':
@@ -77,6 +78,10 @@ export class Dispatcher {
         return true;
       case 'duplicate':
         this.recorders.delivery.duplicate();
+        return false;
+      case 'after_lost':
+      case 'beyond_memory':
+        this.recorders.delivery.discarded(verdict);
         return false;
     }
   }

@@ -1,30 +1,31 @@
 /**
- * State kept per bridge-plugin instance: sequence tracking (lost, late, duplicate events and
- * epochs), heartbeat drop counters (turned into deltas) and liveness.
+ * The table of bridge-plugin instances: per instance its sequence accounting (sequence/tracker.ts;
+ * the rules are in docs/metrics.md, "Sequence accounting"), heartbeat drop totals turned into
+ * deltas, and liveness.
  *
- * The plugin stamps each event with a random per-process `instance` and a `seq` that grows by
- * one per event it queued, and sends batches oldest first. For each instance the sidecar keeps
- * the highest sequence number applied and the gaps below it that are still open:
- *
- * - above the highest, within the window: applied; the numbers skipped open a gap;
- * - inside an open gap: applied once and counted as late (it is not lost after all);
- * - at or below the highest otherwise: a retried duplicate, not applied again;
- * - more than the window away, up or down: no plausible sender skips or rewinds that far, so a
- *   new epoch starts there (counted as a reset). One bad line can then cost a reset, never
- *   9e15 lost events, and never the instance's later events.
- *
- * An open gap turns into lost events when the instance's next heartbeat arrives (the plugin
- * sends in order, so whatever was sent before the heartbeat has arrived), when it is older than
- * the reorder time, when it falls a whole window behind, or when the instance is forgotten.
- * Open gaps per instance are bounded (the oldest settles first).
+ * The table is bounded in entries and bytes (least recently seen evicted, counted), and idle
+ * instances are forgotten after the TTL. A forgotten or evicted instance that applied events
+ * leaves a tombstone (its boot and each epoch's [floor, highest]) in a bounded tombstone table,
+ * so a batch it retries after coming back is not applied twice: its old numbers are beyond
+ * memory (counted), its new ones count as usual.
  *
  * Heartbeat drop reports are keyed by hook and reason; both are folded into closed sets (known
  * hooks and reasons, else `other`), so the stored keys per instance are bounded by those sets.
- * Instances idle for longer than the TTL are forgotten; the table is bounded (least recently seen
- * evicted).
  */
 import type { Clock } from '../clock.js';
-import { VALUES } from '../metrics/catalogue.js';
+import { VALUES, type ValueOf } from '../metrics/catalogue.js';
+import {
+  BYTES,
+  InstanceTracker,
+  type ResetReason,
+  type SequenceVerdict,
+  type StaleReason,
+  type Tombstone,
+  type TrackerContext,
+} from './sequence/tracker.js';
+
+export { MAX_OPEN_GAPS, MAX_INTERVALS } from './sequence/epoch.js';
+export { MAX_EPOCHS, MAX_FORGOTTEN_RANGES, MAX_PAST_BOOTS, type SequenceVerdict } from './sequence/tracker.js';
 
 /** Re-ordering the table on every event is wasted work: once a second per instance is plenty. */
 const REORDER_AFTER_SECONDS = 1;
@@ -33,33 +34,27 @@ const REORDER_AFTER_SECONDS = 1;
 const LIVE_HEARTBEAT_INTERVALS = 3;
 const DEFAULT_HEARTBEAT_INTERVAL_SECONDS = 5;
 
-/** Open gaps kept per instance; past this the oldest is settled as lost. */
-export const MAX_OPEN_GAPS = 64;
+/** Bytes charged per table entry beyond its state: map slots, timestamps, the entry object. */
+const ENTRY_BYTES = 128;
 
 /** The hooks and reasons the bridge plugin reports drops for; anything else folds into `other`. */
 const DROP_HOOKS: ReadonlySet<string> = new Set(VALUES.plugin_hook);
 const KNOWN_DROP_REASONS: ReadonlySet<string> = new Set(VALUES.plugin_drop_reason);
 const OTHER = 'other';
 
-/** Sequence numbers [from, to] skipped when a later one was applied, not yet settled. */
-interface Gap {
-  from: number;
-  to: number;
-  readonly openedAt: number;
-}
-
 interface InstanceState {
   lastSeenAt: number;
   lastHeartbeatAt: number | undefined;
   intervalSeconds: number;
-  highestSeq: number | undefined;
-  /** Ascending, disjoint, all below highestSeq. */
-  gaps: Gap[];
-  readonly dropTotals: Map<string, number>;
+  readonly tracker: InstanceTracker;
+  /** Bytes charged to the table for this entry (id included), as of its last change. */
+  bytes: number;
 }
 
-/** What to do with an event of a given sequence number. */
-export type SequenceVerdict = 'apply' | 'late' | 'duplicate' | 'reset';
+interface StoredTombstone {
+  readonly tombstone: Tombstone;
+  readonly bytes: number;
+}
 
 export interface DropDelta {
   readonly hook: string;
@@ -70,60 +65,83 @@ export interface DropDelta {
 export interface Heartbeat {
   readonly intervalSeconds?: number | undefined;
   readonly ackedSeq?: number | undefined;
+  /** The sender's numbering run: a new one under the same instance is a restart. */
+  readonly boot?: string | undefined;
   readonly dropped: readonly { hook: string; reason: string; total: number }[];
 }
+
+/** The state tables this module bounds (the `table` label of the evictions counter). */
+export type InstanceTable = Extract<ValueOf<'state_table'>, `plugin_${string}`>;
 
 export interface InstancesOptions {
   readonly clock: Clock;
   readonly ttlSeconds: number;
   readonly maxInstances: number;
+  /** Most tombstones kept (default 4 × maxInstances). */
+  readonly maxTombstones?: number;
+  /** Bytes the instance table may hold (default 64 MiB); tombstones get a quarter more. */
+  readonly maxBytes?: number;
   /** Largest plausible jump of a sequence number (default 100,000). */
   readonly windowSize?: number;
   /** How long a gap waits for late events before it is lost (default 30 s). */
   readonly reorderSeconds?: number;
-  /** Called when a full table forgets its least recently seen instance. */
-  readonly onEvict: () => void;
+  /** Called when a bounded table drops its oldest entry: an instance, a tombstone, an interval, a forgotten range. */
+  readonly onEvict: (table: InstanceTable) => void;
   /** Events settled as lost. */
   readonly onLost?: (events: number) => void;
-  /** A sequence number (or acked_seq) that started a new epoch. */
-  readonly onReset?: () => void;
+  /** A new epoch (a far jump) or a new numbering under the same instance (a restart). */
+  readonly onReset?: (reason: ResetReason) => void;
+  /** A heartbeat ignored as stale (an earlier boot, a lower acked_seq or a lower drop total). */
+  readonly onStale?: (reason: StaleReason) => void;
   /** A heartbeat drop key folded into `other`. */
   readonly onFolded?: (key: 'hook' | 'reason') => void;
 }
 
 export const DEFAULT_SEQUENCE_WINDOW = 100_000;
 export const DEFAULT_REORDER_SECONDS = 30;
+export const DEFAULT_SEQUENCE_MAX_BYTES = 64 * 1024 * 1024;
 
 export class PluginInstances {
   // Re-inserted when seen again (at most once a second), so iteration runs from least to most
   // recently seen, give or take a second.
   private readonly states = new Map<string, InstanceState>();
+  private readonly tombstones = new Map<string, StoredTombstone>();
+  private bytes = 0;
+  private tombstoneBytes = 0;
+  private readonly context: TrackerContext;
 
-  constructor(private readonly options: InstancesOptions) {}
+  constructor(private readonly options: InstancesOptions) {
+    const { onLost, onReset, onStale, onEvict } = options;
+    const clock = options.clock;
+    this.context = {
+      get now() {
+        return clock();
+      },
+      window: options.windowSize ?? DEFAULT_SEQUENCE_WINDOW,
+      lost: (events) => {
+        if (events > 0) onLost?.(events);
+      },
+      trimmed: () => onEvict('plugin_intervals'),
+      reset: (reason) => onReset?.(reason),
+      stale: (reason) => onStale?.(reason),
+      forgot: () => onEvict('plugin_epochs'),
+    };
+  }
 
   get size(): number {
     return this.states.size;
   }
 
+  get tombstoneCount(): number {
+    return this.tombstones.size;
+  }
+
   /** Records a sighting and answers what to do with an event carrying this sequence number. */
   sequence(instance: string, seq: number): SequenceVerdict {
     const state = this.touch(instance);
-    const highest = state.highestSeq;
-    if (highest === undefined) {
-      state.highestSeq = seq;
-      return 'apply';
-    }
-    if (Math.abs(seq - highest) > this.window) {
-      this.startEpoch(state, seq);
-      return 'reset';
-    }
-    if (seq > highest) {
-      if (seq > highest + 1) this.openGap(state, highest + 1, seq - 1);
-      state.highestSeq = seq;
-      this.settleBehind(state, seq - this.window);
-      return 'apply';
-    }
-    return this.fillGap(state, seq) ? 'late' : 'duplicate';
+    const verdict = state.tracker.arrive(seq, this.context);
+    this.account(instance, state);
+    return verdict;
   }
 
   /** Records a sighting without a sequence number (a heartbeat or an unsequenced line). */
@@ -132,41 +150,31 @@ export class PluginInstances {
   }
 
   /**
-   * Applies a heartbeat: open gaps settle as lost (everything sent before it has arrived); its
-   * `ackedSeq` becomes the sequence baseline of an instance seen for the first time (a
-   * restarted sidecar then counts the events the plugin lost since as a gap) and moves a known
-   * one forward within the window; and its cumulative drop counters turn into increments. A
-   * total smaller than the last one means the counters restarted, so the whole total is new.
+   * Applies a heartbeat (see InstanceTracker.heartbeat): settles open gaps, takes acked_seq and
+   * boot into account, and turns its cumulative drop totals into increments.
    */
   heartbeat(instance: string, heartbeat: Heartbeat): DropDelta[] {
     const state = this.touch(instance);
     state.lastHeartbeatAt = state.lastSeenAt;
-    const { intervalSeconds, ackedSeq } = heartbeat;
+    const { intervalSeconds, ackedSeq, boot } = heartbeat;
     if (intervalSeconds !== undefined && intervalSeconds > 0) state.intervalSeconds = intervalSeconds;
-    this.settleAll(state);
-    if (ackedSeq !== undefined) this.acknowledge(state, ackedSeq);
-    const deltas: DropDelta[] = [];
-    for (const [key, total] of this.foldDrops(heartbeat.dropped)) {
-      const last = state.dropTotals.get(key) ?? 0;
-      const delta = total >= last ? total - last : total;
-      state.dropTotals.set(key, total);
+    const increments = state.tracker.heartbeat({ boot, ackedSeq, totals: this.foldDrops(heartbeat.dropped) }, this.context);
+    this.account(instance, state);
+    return increments.map(([key, delta]) => {
       const [hook = OTHER, reason = OTHER] = key.split('\u0000');
-      if (delta > 0) deltas.push({ hook, reason, delta });
-    }
-    return deltas;
+      return { hook, reason, delta };
+    });
   }
 
   /** Drop keys stored for an instance (bounded by the known hooks and reasons). */
   storedDropKeys(instance: string): number {
-    return this.states.get(instance)?.dropTotals.size ?? 0;
+    return this.states.get(instance)?.tracker.storedDropKeys ?? 0;
   }
 
   /** Settles gaps that waited longer than the reorder time (run on sweeps and scrapes). */
   settleExpired(): void {
     const openedBefore = this.options.clock() - this.reorderSeconds;
-    for (const state of this.states.values()) {
-      while (state.gaps.length > 0 && (state.gaps[0]?.openedAt ?? Infinity) <= openedBefore) this.settleOldest(state);
-    }
+    for (const state of this.states.values()) state.tracker.settleExpired(openedBefore, this.context);
   }
 
   /** Instances whose last heartbeat (or, before any, last event) is recent enough, and the rest. */
@@ -180,73 +188,22 @@ export class PluginInstances {
     return { live, stale: this.states.size - live };
   }
 
-  /** Forgets instances idle for longer than the TTL. */
+  /** Forgets instances idle for longer than the TTL (leaving tombstones). */
   sweep(): void {
     const idleBefore = this.options.clock() - this.options.ttlSeconds;
     // Order is only approximate within a second, so every entry is checked.
     for (const [instance, state] of this.states) {
-      if (state.lastSeenAt <= idleBefore) {
-        this.settleAll(state);
-        this.states.delete(instance);
-      }
+      if (state.lastSeenAt <= idleBefore) this.forget(instance, state);
     }
     this.settleExpired();
-  }
-
-  private get window(): number {
-    return this.options.windowSize ?? DEFAULT_SEQUENCE_WINDOW;
   }
 
   private get reorderSeconds(): number {
     return this.options.reorderSeconds ?? DEFAULT_REORDER_SECONDS;
   }
 
-  private startEpoch(state: InstanceState, seq: number): void {
-    this.settleAll(state);
-    state.highestSeq = seq;
-    this.options.onReset?.();
-  }
-
-  /** acked_seq is checked like a sequence number: a known instance moves forward within the window only. */
-  private acknowledge(state: InstanceState, ackedSeq: number): void {
-    const highest = state.highestSeq;
-    if (highest === undefined) state.highestSeq = ackedSeq;
-    else if (ackedSeq > highest + this.window) this.startEpoch(state, ackedSeq);
-    else if (ackedSeq > highest) state.highestSeq = ackedSeq;
-  }
-
-  private openGap(state: InstanceState, from: number, to: number): void {
-    state.gaps.push({ from, to, openedAt: this.options.clock() });
-    while (state.gaps.length > MAX_OPEN_GAPS) this.settleOldest(state);
-  }
-
-  /** Removes seq from the open gap holding it; false when no open gap does. */
-  private fillGap(state: InstanceState, seq: number): boolean {
-    const index = state.gaps.findIndex((gap) => gap.from <= seq && seq <= gap.to);
-    const gap = state.gaps[index];
-    if (gap === undefined) return false;
-    if (gap.from === gap.to) state.gaps.splice(index, 1);
-    else if (seq === gap.from) gap.from += 1;
-    else if (seq === gap.to) gap.to -= 1;
-    else {
-      state.gaps.splice(index + 1, 0, { from: seq + 1, to: gap.to, openedAt: gap.openedAt });
-      gap.to = seq - 1;
-      if (state.gaps.length > MAX_OPEN_GAPS) this.settleOldest(state);
-    }
-    return true;
-  }
-
-  private settleBehind(state: InstanceState, floor: number): void {
-    while (state.gaps.length > 0 && (state.gaps[0]?.to ?? Infinity) < floor) this.settleOldest(state);
-  }
-
-  private settleOldest(state: InstanceState): void {
-    const gap = state.gaps.shift();
-    if (gap !== undefined) this.options.onLost?.(gap.to - gap.from + 1);
-  }
-
-  private settleAll(state: InstanceState): void {
-    while (state.gaps.length > 0) this.settleOldest(state);
+  private get maxBytes(): number {
+    return this.options.maxBytes ?? DEFAULT_SEQUENCE_MAX_BYTES;
   }
 
   /** Drop reports keyed by folded hook and reason, totals of keys that fold together summed. */
@@ -267,16 +224,15 @@ export class PluginInstances {
     const now = this.options.clock();
     let state = this.states.get(instance);
     if (state === undefined) {
-      if (this.states.size >= this.options.maxInstances) this.evictLeastRecent();
-      state = {
-        lastSeenAt: now,
-        lastHeartbeatAt: undefined,
-        intervalSeconds: DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
-        highestSeq: undefined,
-        gaps: [],
-        dropTotals: new Map(),
-      };
+      const stored = this.tombstones.get(instance);
+      if (stored !== undefined) {
+        this.tombstones.delete(instance);
+        this.tombstoneBytes -= stored.bytes;
+      }
+      const tracker = stored === undefined ? new InstanceTracker() : InstanceTracker.restore(stored.tombstone);
+      state = { lastSeenAt: now, lastHeartbeatAt: undefined, intervalSeconds: DEFAULT_HEARTBEAT_INTERVAL_SECONDS, tracker, bytes: 0 };
       this.states.set(instance, state);
+      this.account(instance, state);
       return state;
     }
     if (now - state.lastSeenAt >= REORDER_AFTER_SECONDS) {
@@ -287,11 +243,56 @@ export class PluginInstances {
     return state;
   }
 
-  private evictLeastRecent(): void {
-    const oldest = this.states.entries().next();
-    if (oldest.done === true) return;
-    this.settleAll(oldest.value[1]);
-    this.states.delete(oldest.value[0]);
-    this.options.onEvict();
+  /** Recharges an entry's bytes, then evicts the least recently seen others while over a bound. */
+  private account(instance: string, state: InstanceState): void {
+    const bytes = entryBytes(instance) + state.tracker.bytes;
+    this.bytes += bytes - state.bytes;
+    state.bytes = bytes;
+    while (this.states.size > this.options.maxInstances || (this.bytes > this.maxBytes && this.states.size > 1)) {
+      const victim = this.leastRecentOtherThan(instance);
+      if (victim === undefined) return;
+      this.forget(victim[0], victim[1]);
+      this.options.onEvict('plugin_instances');
+    }
   }
+
+  /** The least recently seen entry that is not `instance` (which may sit near the front within its second). */
+  private leastRecentOtherThan(instance: string): [string, InstanceState] | undefined {
+    for (const entry of this.states) if (entry[0] !== instance) return entry;
+    return undefined;
+  }
+
+  /** Removes an instance, settling its gaps, and keeps its tombstone when it applied events. */
+  private forget(instance: string, state: InstanceState): void {
+    this.states.delete(instance);
+    this.bytes -= state.bytes;
+    const tombstone = state.tracker.tombstone(this.context);
+    if (tombstone !== undefined) this.bury(instance, tombstone);
+  }
+
+  private bury(instance: string, tombstone: Tombstone): void {
+    const bytes = entryBytes(instance) + tombstoneBytes(tombstone);
+    this.tombstones.set(instance, { tombstone, bytes });
+    this.tombstoneBytes += bytes;
+    const maxTombstones = this.options.maxTombstones ?? 4 * this.options.maxInstances;
+    while (this.tombstones.size > maxTombstones || this.tombstoneBytes > this.maxBytes / 4) {
+      const oldest = this.tombstones.entries().next();
+      if (oldest.done === true) return;
+      this.tombstones.delete(oldest.value[0]);
+      this.tombstoneBytes -= oldest.value[1].bytes;
+      this.options.onEvict('plugin_tombstones');
+    }
+  }
+}
+
+/** An id's bytes as stored (UTF-16 code units, at most 2 bytes each in memory) plus the entry itself. */
+function entryBytes(instance: string): number {
+  return ENTRY_BYTES + 2 * instance.length;
+}
+
+function tombstoneBytes(tombstone: Tombstone): number {
+  let bytes = BYTES.tracker + (tombstone.boot?.length ?? 0) + tombstone.dropTotals.size * BYTES.dropKey;
+  bytes += (tombstone.ranges.length + tombstone.forgotten.length) * BYTES.interval;
+  for (const boot of tombstone.pastBoots) bytes += boot.length;
+  return bytes;
 }

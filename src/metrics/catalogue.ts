@@ -177,7 +177,16 @@ export const VALUES = {
   /** The status codes the ingest listener answers with: 202, and those of src/errors.ts. */
   ingest_code: [...new Set(['202', ...Object.values(ERRORS).map((error) => String(error.status))])],
   /** State tables that evict their oldest entry when full. */
-  state_table: ['plugin_instances', 'sessions'],
+  state_table: [
+    'plugin_instances',
+    'sessions',
+    /** Evicted plugin instances' tombstones (src/correlate/instances.ts). */
+    'plugin_tombstones',
+    /** An epoch's interval set full: its floor moved up past the lowest interval. */
+    'plugin_intervals',
+    /** Ranges of epochs pushed out of an instance's memory. */
+    'plugin_epochs',
+  ],
   scrape_stage: ['collect', 'render'],
   /** Event values checked against a plausible bound (src/contract/bounds.ts). */
   bounded_field: [
@@ -191,6 +200,7 @@ export const VALUES = {
     'interval',
     'acked_seq',
     'observed_at',
+    'boot',
   ],
   /** The parts of a heartbeat drop key that fold into `other` when not known. */
   drop_key_part: ['hook', 'reason'],
@@ -200,6 +210,12 @@ export const VALUES = {
   gen_ai_operation: ['chat'],
   /** OpenTelemetry's gen_ai.token.type. */
   gen_ai_token_type: ['input', 'output'],
+  /** Why a plugin sequence number started a new epoch: a far jump, or a new numbering (restart). */
+  sequence_reset_reason: ['jump', 'restart'],
+  /** Why a plugin event answered 202 was not applied, other than being a duplicate. */
+  discard_reason: ['after_lost', 'beyond_memory'],
+  /** Why a plugin heartbeat was ignored as stale. */
+  stale_heartbeat_reason: ['boot', 'acked_seq', 'dropped'],
 } as const satisfies Record<string, readonly string[]>;
 
 type ValueSet = keyof typeof VALUES;
@@ -472,8 +488,12 @@ export const CATALOGUE = {
     'Plugin events that arrived after a higher sequence number of their instance, inside a still-open gap: applied once, not counted as lost.'),
   eventsDuplicate: delivery.counter('hermes_sidecar_events_duplicate_total', {}, 'delivery',
     'Events already applied (a retried plugin batch, or a webhook delivery id applied before); not applied again.'),
-  sequenceResets: delivery.counter('hermes_sidecar_sequence_resets_total', {}, 'delivery',
-    'Sequence numbers (or heartbeat acked_seq) more than --sequence.window away from the highest applied of their instance: a new epoch starts there, and nothing is counted lost or duplicate for the jump.'),
+  sequenceResets: delivery.counter('hermes_sidecar_sequence_resets_total', { reason: VALUES.sequence_reset_reason }, 'delivery',
+    'New epochs of plugin sequence numbers ({reason}): jump, a number (or heartbeat acked_seq) more than --sequence.window away from every epoch of its instance (nothing is counted lost or duplicate for the jump); restart, a new numbering under the same instance (a new heartbeat boot, or acked_seq 0 without one).'),
+  eventsDiscarded: delivery.counter('hermes_sidecar_events_discarded_total', { reason: VALUES.discard_reason }, 'delivery',
+    'Plugin events answered 202 but not applied, by reason ({reason}): after_lost, its seq had already been counted lost, so applying it would make lost + applied disagree; beyond_memory, its seq is older than what the sidecar remembers of its instance (below an epoch floor, a forgotten range, or before an eviction), so it may have been applied already.'),
+  heartbeatsStale: delivery.counter('hermes_sidecar_heartbeats_stale_total', { reason: VALUES.stale_heartbeat_reason }, 'delivery',
+    'Plugin heartbeats ignored as stale (delayed or replayed), by reason ({reason}): boot, an earlier boot of the instance; acked_seq, lower than one already seen; dropped, a drop total lower than stored. They settle nothing; their lower totals are ignored.'),
   heartbeatKeysFolded: delivery.counter('hermes_sidecar_heartbeat_keys_folded_total', { key: VALUES.drop_key_part }, 'self',
     'Plugin heartbeat drop reports whose {key} is not a known one, folded into "other" before they are stored.'),
   orphanedSpans: spans.counter('hermes_sidecar_orphaned_spans_total', { kind: VALUES.span_kind }, 'delivery',

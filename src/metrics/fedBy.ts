@@ -78,7 +78,9 @@ export const FED_BY = {
   eventsLost: { feed: 'plugin', by: 'gaps in the plugin lines\' `instance`/`seq`, and heartbeats\' `acked_seq`' },
   eventsLate: { feed: 'plugin', by: 'an `instance`/`seq` inside an open gap' },
   eventsDuplicate: { feed: 'plugin', by: 'repeated `instance`/`seq`' },
-  sequenceResets: { feed: 'plugin', by: '`seq` or heartbeat `acked_seq` further than `--sequence.window` from the last' },
+  sequenceResets: { feed: 'plugin', by: '`seq` or heartbeat `acked_seq` further than `--sequence.window` from every epoch; heartbeat `boot`' },
+  eventsDiscarded: { feed: 'plugin', by: '`instance`/`seq` settled lost or beyond memory' },
+  heartbeatsStale: { feed: 'plugin', by: 'heartbeat `boot`, `acked_seq` and `dropped` totals' },
   heartbeatKeysFolded: { feed: 'plugin', by: 'heartbeat `dropped` keys with an unknown hook or reason' },
   orphanedSpans: { feed: 'sidecar', by: 'span tables (TTL and size bound)' },
 

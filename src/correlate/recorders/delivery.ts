@@ -1,4 +1,4 @@
-/** Delivery health: the plugin's drop reports, plugin instances, sequence gaps and duplicates. */
+/** Delivery health: the plugin's drop reports, plugin instances, sequence gaps, duplicates and discards. */
 import type { DropDelta } from '../instances.js';
 import { VALUES, type ValueOf } from '../../metrics/catalogue.js';
 import { closedLabel } from '../../metrics/labels.js';
@@ -37,9 +37,19 @@ export class DeliveryRecorder implements Collectable {
     this.metrics.eventsLate.inc({});
   }
 
-  /** A sequence number (or acked_seq) that started a new epoch. */
-  sequenceReset(): void {
-    this.metrics.sequenceResets.inc({});
+  /** A new epoch: a far jump of a sequence number (or acked_seq), or a new numbering under the same instance. */
+  sequenceReset(reason: ValueOf<'sequence_reset_reason'>): void {
+    this.metrics.sequenceResets.inc({ reason });
+  }
+
+  /** A plugin event answered 202 and not applied, for a reason other than being a duplicate. */
+  discarded(reason: ValueOf<'discard_reason'>): void {
+    this.metrics.eventsDiscarded.inc({ reason });
+  }
+
+  /** A plugin heartbeat ignored as stale. */
+  staleHeartbeat(reason: ValueOf<'stale_heartbeat_reason'>): void {
+    this.metrics.heartbeatsStale.inc({ reason });
   }
 
   /** A heartbeat drop key whose hook or reason was folded into `other`. */
