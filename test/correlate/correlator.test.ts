@@ -161,17 +161,18 @@ describe('delivery health through the pipeline', () => {
     expect((await harness.samples()).get('hermes_sidecar_events_lost_total')).toBe(0);
     await harness.postNdjson([line(6)]); // late: applied once, not lost
     await harness.postNdjson([{ event: 'plugin_heartbeat', instance: 'inst', data: { interval_seconds: 5, dropped: {} } }]);
-    await harness.postNdjson([line(5)]); // after the heartbeat settled the gap: a duplicate
+    await harness.postNdjson([line(5)]); // after the heartbeat settled the gap as lost: discarded, not a duplicate
     const samples = await harness.samples();
     expect(samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(7);
-    expect(samples.get('hermes_sidecar_events_duplicate_total')).toBe(3);
+    expect(samples.get('hermes_sidecar_events_duplicate_total')).toBe(2);
+    expect(samples.get(series('hermes_sidecar_events_discarded_total', { reason: 'after_lost' }))).toBe(1);
     expect(samples.get('hermes_sidecar_events_late_total')).toBe(1);
     expect(samples.get('hermes_sidecar_events_lost_total')).toBe(2);
     expect(samples.get('hermes_plugin_last_seen_timestamp_seconds')).toBe(harness.clock.now);
     expect(samples.get(series('hermes_plugin_instances', { state: 'live' }))).toBe(1);
   });
 
-  it('one poisoned line (seq 2^53-1, then acked_seq 1e15) costs resets, not 9e15 lost events nor the later real events', async () => {
+  it('one poisoned line (seq 2^53-1, then acked_seq 1e15) costs a reset each, not 9e15 lost events nor the later real events', async () => {
     const harness = startTestSidecar();
     await harness.postNdjson([line(1), line(2)]);
     await harness.postNdjson([line(Number.MAX_SAFE_INTEGER)]);
@@ -182,18 +183,20 @@ describe('delivery health through the pipeline', () => {
     expect(samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(7);
     expect(samples.get('hermes_sidecar_events_lost_total')).toBe(0);
     expect(samples.get('hermes_sidecar_events_duplicate_total')).toBe(0);
-    expect(samples.get('hermes_sidecar_sequence_resets_total')).toBe(4);
+    // The real numbers return to their own epoch, the nearest within the window: no reset for them.
+    expect(samples.get(series('hermes_sidecar_sequence_resets_total', { reason: 'jump' }))).toBe(2);
+    expect(samples.get(series('hermes_sidecar_sequence_resets_total', { reason: 'restart' }))).toBe(0);
   });
 
-  it('adds heartbeat drop deltas across instances and restarts', async () => {
+  it('adds heartbeat drop deltas across instances and restarts (a new boot)', async () => {
     const harness = startTestSidecar();
-    const heartbeat = (instance: string, dropped: object) => ({ event: 'plugin_heartbeat', instance, data: { interval_seconds: 5, dropped } });
+    const heartbeat = (instance: string, dropped: object, boot = 'b1') => ({ event: 'plugin_heartbeat', instance, data: { interval_seconds: 5, boot, dropped } });
     await harness.postNdjson([
       heartbeat('a', { post_tool_call: { queue_full: 3 }, pre_llm_call: { send_failed: 1 } }),
       heartbeat('a', { post_tool_call: { queue_full: 5 }, pre_llm_call: { send_failed: 1 } }),
       heartbeat('b', { post_tool_call: { queue_full: 4 } }),
-      heartbeat('b', { post_tool_call: { queue_full: 1 } }), // counters restarted
-      heartbeat('b', { made_up_hook: { bogus_reason: 2 }, post_tool_call: { queue_full: 'many' } }),
+      heartbeat('b', { post_tool_call: { queue_full: 1 } }, 'b2'), // a new numbering: its counters start again
+      heartbeat('b', { made_up_hook: { bogus_reason: 2 }, post_tool_call: { queue_full: 'many' } }, 'b2'),
     ]);
     const samples = await harness.samples();
     expect(samples.get(series('hermes_plugin_callbacks_dropped_total', { hook: 'post_tool_call', reason: 'queue_full' }))).toBe(10);
@@ -202,5 +205,94 @@ describe('delivery health through the pipeline', () => {
     expect(samples.get(series('hermes_plugin_instances', { state: 'live' }))).toBe(2);
     harness.clock.advance(16);
     expect((await harness.samples()).get(series('hermes_plugin_instances', { state: 'stale' }))).toBe(2);
+  });
+
+  describe('exactly once or counted why', () => {
+    const applied = (samples: Map<string, number>) => samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }));
+    const range = (from: number, to: number, extra: Record<string, unknown> = {}) =>
+      Array.from({ length: to - from + 1 }, (_, index) => line(from + index, extra));
+    const heartbeat = (data: Record<string, unknown>, instance = 'inst') => ({ event: 'plugin_heartbeat', instance, data: { interval_seconds: 5, dropped: {}, ...data } });
+
+    it('applies the numbers below the first one seen when they arrive later: never seen, so never duplicates', async () => {
+      const harness = startTestSidecar();
+      await harness.postNdjson(range(11, 20));
+      await harness.postNdjson(range(1, 10));
+      const samples = await harness.samples();
+      expect(applied(samples)).toBe(20);
+      expect(samples.get('hermes_sidecar_events_duplicate_total')).toBe(0);
+      expect(samples.get('hermes_sidecar_events_lost_total')).toBe(0);
+    });
+
+    it('recognises a retried batch that straddles a far jump: each event applied once', async () => {
+      const harness = startTestSidecar();
+      const batch = [...range(1, 100), line(1_000_000)];
+      await harness.postNdjson(batch);
+      await harness.postNdjson(batch); // the response was lost: the same seqs again
+      const samples = await harness.samples();
+      expect(applied(samples)).toBe(101);
+      expect(samples.get('hermes_sidecar_events_duplicate_total')).toBe(101);
+      expect(samples.get(series('hermes_sidecar_sequence_resets_total', { reason: 'jump' }))).toBe(1);
+    });
+
+    it('counts a new numbering under the same id (acked_seq 0, no boot) as a restart and applies its events', async () => {
+      const harness = startTestSidecar();
+      await harness.postNdjson(range(1, 300));
+      await harness.postNdjson([heartbeat({ acked_seq: 0 }), ...range(1, 500)]);
+      const samples = await harness.samples();
+      expect(applied(samples)).toBe(800);
+      expect(samples.get('hermes_sidecar_events_duplicate_total')).toBe(0);
+      expect(samples.get(series('hermes_sidecar_sequence_resets_total', { reason: 'restart' }))).toBe(1);
+      expect(samples.get('hermes_sidecar_events_lost_total')).toBe(0);
+    });
+
+    it('counts a new heartbeat boot as a restart; a heartbeat of the earlier boot is stale and settles nothing', async () => {
+      const harness = startTestSidecar();
+      await harness.postNdjson([heartbeat({ boot: 'first', acked_seq: 0 }), ...range(1, 300)]);
+      await harness.postNdjson([heartbeat({ boot: 'second', acked_seq: 0 }), ...range(1, 5), ...range(8, 500)]);
+      await harness.postNdjson([heartbeat({ boot: 'first', acked_seq: 300 })]); // delayed: 6 and 7 may still come
+      await harness.postNdjson(range(6, 7));
+      const samples = await harness.samples();
+      expect(applied(samples)).toBe(800);
+      expect(samples.get(series('hermes_sidecar_sequence_resets_total', { reason: 'restart' }))).toBe(1);
+      expect(samples.get(series('hermes_sidecar_heartbeats_stale_total', { reason: 'boot' }))).toBe(1);
+      expect(samples.get('hermes_sidecar_events_late_total')).toBe(2);
+      expect(samples.get('hermes_sidecar_events_lost_total')).toBe(0);
+    });
+
+    it('discards, and counts as after_lost, events of a gap a heartbeat already settled as lost', async () => {
+      const harness = startTestSidecar();
+      await harness.postNdjson([line(1), line(2), line(5)]);
+      await harness.postNdjson([heartbeat({ acked_seq: 5 })]);
+      await harness.postNdjson([line(3), line(4)]);
+      const samples = await harness.samples();
+      expect(applied(samples)).toBe(3);
+      expect(samples.get('hermes_sidecar_events_lost_total')).toBe(2);
+      expect(samples.get('hermes_sidecar_events_duplicate_total')).toBe(0);
+      expect(samples.get(series('hermes_sidecar_events_discarded_total', { reason: 'after_lost' }))).toBe(2);
+    });
+
+    it('never applies a retried batch twice after its instance was evicted (20,000 one-line heartbeats from new ids)', async () => {
+      const harness = startTestSidecar();
+      await harness.postNdjson(range(1, 10));
+      for (let round = 0; round < 2; round += 1) {
+        await harness.postNdjson(Array.from({ length: 10_000 }, (_, index) => heartbeat({ acked_seq: 0 }, `flood-${round}-${index}`))).expect(202);
+      }
+      await harness.postNdjson(range(1, 10)); // the retried batch
+      await harness.postNdjson(range(11, 12)); // and the instance's next events
+      const samples = await harness.samples();
+      // 20,001 ids through a table of 10,000: 10,001 evicted, and one more when inst comes back.
+      expect(samples.get(series('hermes_sidecar_state_evictions_total', { table: 'plugin_instances' }))).toBe(10_002);
+      expect(applied(samples)).toBe(12);
+      expect(samples.get(series('hermes_sidecar_events_discarded_total', { reason: 'beyond_memory' }))).toBe(10);
+    });
+
+    it('ignores cumulative drop totals that arrive out of order (10, 20, 10, 20), counting the stale one', async () => {
+      const harness = startTestSidecar();
+      const totals = [10, 20, 10, 20].map((total) => heartbeat({ boot: 'b', acked_seq: 0, dropped: { post_tool_call: { queue_full: total } } }));
+      for (const report of totals) await harness.postNdjson([report]);
+      const samples = await harness.samples();
+      expect(samples.get(series('hermes_plugin_callbacks_dropped_total', { hook: 'post_tool_call', reason: 'queue_full' }))).toBe(20);
+      expect(samples.get(series('hermes_sidecar_heartbeats_stale_total', { reason: 'dropped' }))).toBe(1);
+    });
   });
 });
