@@ -1,25 +1,42 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { MAX_OPEN_GAPS, PluginInstances } from '../../src/correlate/instances.js';
+import { MAX_EPOCHS, MAX_INTERVALS, MAX_OPEN_GAPS, PluginInstances, type InstanceTable } from '../../src/correlate/instances.js';
 import { FakeClock } from '../support/sidecar.js';
 
-const build = (options: Partial<{ ttlSeconds: number; maxInstances: number; windowSize: number; reorderSeconds: number }> = {}) => {
+type Options = Partial<{ ttlSeconds: number; maxInstances: number; maxTombstones: number; maxBytes: number; windowSize: number; reorderSeconds: number }>;
+
+const build = (options: Options = {}) => {
   const clock = new FakeClock(1000);
-  const counts = { evictions: 0, lost: 0, resets: 0, folded: { hook: 0, reason: 0 } };
+  const counts = {
+    evictions: 0,
+    evicted: { plugin_instances: 0, plugin_tombstones: 0, plugin_intervals: 0, plugin_epochs: 0 } as Record<InstanceTable, number>,
+    lost: 0,
+    resets: 0,
+    reset: { jump: 0, restart: 0 },
+    stale: { boot: 0, acked_seq: 0, dropped: 0 },
+    folded: { hook: 0, reason: 0 },
+  };
   const instances = new PluginInstances({
     clock: clock.read,
     ttlSeconds: options.ttlSeconds ?? 60,
     maxInstances: options.maxInstances ?? 10,
+    maxTombstones: options.maxTombstones,
+    maxBytes: options.maxBytes,
     windowSize: options.windowSize ?? 1000,
     reorderSeconds: options.reorderSeconds ?? 30,
-    onEvict: () => {
-      counts.evictions += 1;
+    onEvict: (table) => {
+      counts.evicted[table] += 1;
+      if (table === 'plugin_instances') counts.evictions += 1;
     },
     onLost: (events) => {
       counts.lost += events;
     },
-    onReset: () => {
+    onReset: (reason) => {
       counts.resets += 1;
+      counts.reset[reason] += 1;
+    },
+    onStale: (reason) => {
+      counts.stale[reason] += 1;
     },
     onFolded: (key) => {
       counts.folded[key] += 1;
@@ -47,7 +64,7 @@ describe('sequence tracking', () => {
     expect(counts.lost).toBe(0);
   });
 
-  it('settles a gap after the reorder time, and an event of a settled gap is a duplicate', () => {
+  it('settles a gap after the reorder time; an event of a settled gap is discarded as after_lost, not a duplicate', () => {
     const { clock, instances, counts } = build({ reorderSeconds: 30 });
     instances.sequence('a', 1);
     instances.sequence('a', 10);
@@ -58,31 +75,55 @@ describe('sequence tracking', () => {
     clock.advance(1);
     instances.settleExpired();
     expect(counts.lost).toBe(7);
-    expect(instances.sequence('a', 5)).toBe('duplicate');
+    expect(instances.sequence('a', 5)).toBe('after_lost');
   });
 
-  it('starts a new epoch on a jump past the window, up or down, without counting the jump', () => {
+  it('starts a new epoch on a jump past the window, and keeps the old one: later real events return to it', () => {
     const { instances, counts } = build({ windowSize: 1000 });
     instances.sequence('a', 1);
     instances.sequence('a', 2);
     // One poisoned line: seq 2^53 - 1.
     expect(instances.sequence('a', Number.MAX_SAFE_INTEGER)).toBe('reset');
-    // The instance's real events still apply (a second reset, back to the real numbers).
-    expect(instances.sequence('a', 3)).toBe('reset');
+    // The instance's real events still apply, in their own epoch (the nearest within the window).
+    expect(instances.sequence('a', 3)).toBe('apply');
     expect(instances.sequence('a', 4)).toBe('apply');
     expect(instances.sequence('a', 4)).toBe('duplicate');
+    expect(instances.sequence('a', 1)).toBe('duplicate');
+    expect(instances.sequence('a', Number.MAX_SAFE_INTEGER)).toBe('duplicate');
     instances.heartbeat('a', { dropped: [] });
-    expect(counts).toMatchObject({ lost: 0, resets: 2 });
+    expect(counts).toMatchObject({ lost: 0, resets: 1, reset: { jump: 1, restart: 0 } });
   });
 
-  it('bounds open gaps per instance: the oldest settles as lost first', () => {
+  it('keeps MAX_EPOCHS epochs; an older one becomes a forgotten range whose numbers are beyond memory', () => {
+    const { instances, counts } = build({ windowSize: 1000 });
+    const starts = Array.from({ length: MAX_EPOCHS + 1 }, (_, index) => 1 + index * 10_000);
+    for (const start of starts) expect(instances.sequence('a', start)).toBe(start === 1 ? 'apply' : 'reset');
+    expect(instances.sequence('a', 1)).toBe('beyond_memory');
+    for (const start of starts.slice(1)) expect(instances.sequence('a', start)).toBe('duplicate');
+    expect(counts.reset.jump).toBe(MAX_EPOCHS);
+    expect(counts.evicted.plugin_epochs).toBe(0);
+  });
+
+  it('bounds open gaps per epoch: the oldest settles as lost first', () => {
     const { instances, counts } = build({ windowSize: 100_000 });
     instances.sequence('a', 0);
     for (let gap = 1; gap <= MAX_OPEN_GAPS + 3; gap += 1) instances.sequence('a', gap * 2);
     // Gaps are the odd numbers 1, 3, …; the three oldest were settled.
     expect(counts.lost).toBe(3);
-    expect(instances.sequence('a', 1)).toBe('duplicate');
+    expect(instances.sequence('a', 1)).toBe('after_lost');
     expect(instances.sequence('a', 7)).toBe('late');
+  });
+
+  it('bounds the intervals of an epoch: past MAX_INTERVALS the floor moves up, counted, and nothing below it applies again', () => {
+    const { instances, counts } = build({ windowSize: 100_000 });
+    // Every other number, first seen from the top: the applied set fragments into single numbers.
+    const top = 2 * (MAX_INTERVALS + 5);
+    instances.sequence('a', top);
+    for (let seq = top - 2; seq >= 2; seq -= 2) instances.sequence('a', seq);
+    expect(counts.evicted.plugin_intervals).toBeGreaterThan(0);
+    expect(instances.sequence('a', 2)).toBe('beyond_memory');
+    expect(instances.sequence('a', top)).toBe('duplicate');
+    expect(instances.sequence('a', top - 1)).toBe('apply'); // unclaimed and within memory: never seen
   });
 
   it('settles gaps that fall a whole window behind', () => {
@@ -93,7 +134,7 @@ describe('sequence tracking', () => {
     expect(counts.lost).toBe(3);
   });
 
-  it('starts a new instance (a restarted plugin) without counting anything lost', () => {
+  it('starts a new instance (a restarted plugin) without counting anything lost; numbers below its first are applied', () => {
     const { instances, counts } = build();
     instances.sequence('old', 500);
     expect(instances.sequence('new', 1)).toBe('apply');
@@ -101,6 +142,8 @@ describe('sequence tracking', () => {
     // The first sequence number seen for an instance is its baseline, whatever it is
     // (the sidecar may have restarted while the plugin kept counting).
     expect(instances.sequence('seen-late', 9000)).toBe('apply');
+    expect(instances.sequence('seen-late', 8999)).toBe('apply');
+    expect(instances.sequence('seen-late', 8999)).toBe('duplicate');
     expect(counts).toMatchObject({ lost: 0, resets: 0 });
   });
 
@@ -112,7 +155,7 @@ describe('sequence tracking', () => {
     expect(instances.sequence('b', 1)).toBe('duplicate');
   });
 
-  it('forgets idle instances after the TTL (settling their gaps), and evicts the least recently seen when full', () => {
+  it('forgets idle instances after the TTL (settling their gaps, leaving a tombstone), and evicts the least recently seen when full', () => {
     const { clock, instances, counts } = build({ ttlSeconds: 60, maxInstances: 2, reorderSeconds: 1000 });
     instances.sequence('a', 5);
     instances.sequence('a', 8);
@@ -122,31 +165,50 @@ describe('sequence tracking', () => {
     instances.sweep();
     expect(instances.size).toBe(1);
     expect(counts.lost).toBe(2);
-    expect(instances.sequence('a', 1)).toBe('apply');
+    // Back from its tombstone: what it may have sent before is beyond memory, new numbers count as usual.
+    expect(instances.sequence('a', 1)).toBe('beyond_memory');
+    expect(instances.sequence('a', 8)).toBe('beyond_memory');
+    expect(instances.sequence('a', 9)).toBe('apply');
     instances.sequence('c', 1);
     expect(counts.evictions).toBe(1);
     expect(instances.size).toBe(2);
   });
 
-  it('property: whatever the order, each number is applied at most once, and applied + lost + late accounting is exact', () => {
+  it('bounds the tombstone table, counting what it drops', () => {
+    const { instances, counts } = build({ maxInstances: 1, maxTombstones: 2 });
+    for (const id of ['a', 'b', 'c', 'd']) instances.sequence(id, 1);
+    expect(counts.evicted).toMatchObject({ plugin_instances: 3, plugin_tombstones: 1 });
+    expect(instances.tombstoneCount).toBe(2);
+    expect(instances.sequence('a', 1)).toBe('apply'); // its tombstone was dropped (counted): a new instance
+    expect(instances.sequence('c', 1)).toBe('beyond_memory');
+  });
+
+  it('bounds the table in bytes: long ids and fragmented state evict the least recently seen', () => {
+    const { instances, counts } = build({ maxInstances: 1000, maxBytes: 16 * 1024 });
+    for (let index = 0; index < 40; index += 1) instances.sequence(`${'x'.repeat(300)}${index}`, 1);
+    expect(instances.size).toBeLessThan(40);
+    expect(counts.evictions).toBe(40 - instances.size);
+  });
+
+  it('property: whatever the order, each number is applied exactly once, never seen is never a duplicate, and applied + lost is exact', () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 1, max: 60 }), { minLength: 1, maxLength: 200 }), (seqs) => {
         const { instances, counts } = build({ windowSize: 1000, reorderSeconds: 1e9 });
         const applied = new Set<number>();
         for (const seq of seqs) {
           const verdict = instances.sequence('a', seq);
-          if (verdict === 'duplicate') expect(applied.has(seq) || seq < seqs[0]!).toBe(true);
+          expect(verdict).not.toBe('after_lost');
+          expect(verdict).not.toBe('beyond_memory');
+          if (verdict === 'duplicate') expect(applied.has(seq)).toBe(true);
           else {
             expect(applied.has(seq)).toBe(false);
             applied.add(seq);
           }
         }
-        instances.heartbeat('a', { dropped: [] });
-        // Every number between the first and the highest is either applied or lost, exactly once.
-        const first = seqs[0]!;
-        const highest = Math.max(...applied);
-        const inRange = [...applied].filter((seq) => seq >= first).length;
-        expect(inRange + counts.lost).toBe(highest - first + 1);
+        expect(applied).toEqual(new Set(seqs));
+        instances.heartbeat('a', { ackedSeq: 0, boot: 'b', dropped: [] });
+        // Every number up to the highest is either applied or lost, exactly once.
+        expect(applied.size + counts.lost).toBe(Math.max(...seqs));
       }),
     );
   });
@@ -172,16 +234,33 @@ describe('heartbeat acked_seq', () => {
     const { instances, counts } = build();
     instances.heartbeat('a', { ackedSeq: 100, dropped: [] });
     expect(instances.sequence('a', 104)).toBe('apply');
-    expect(instances.sequence('a', 100)).toBe('duplicate');
+    // Acknowledged by the sidecar before this one, never seen here: not a duplicate, not applied.
+    expect(instances.sequence('a', 100)).toBe('beyond_memory');
     instances.heartbeat('a', { dropped: [] });
     expect(counts.lost).toBe(3);
   });
 
-  it('never moves a known instance backwards', () => {
-    const { instances } = build();
+  it('never moves a known instance backwards; a lower acked_seq than one seen is stale and settles nothing', () => {
+    const { instances, counts } = build();
     instances.sequence('a', 50);
     instances.heartbeat('a', { ackedSeq: 40, dropped: [] });
     expect(instances.sequence('a', 51)).toBe('apply');
+    expect(counts.lost).toBe(9); // 41..49, below the first number seen and above acked_seq
+    instances.sequence('a', 60); // 52..59 open
+    instances.heartbeat('a', { ackedSeq: 30, dropped: [] });
+    expect(counts.stale.acked_seq).toBe(1);
+    expect(counts.lost).toBe(9);
+    expect(instances.sequence('a', 55)).toBe('late');
+  });
+
+  it('a heartbeat settles the numbers below the first seen: acknowledged up to acked_seq, lost above it', () => {
+    const { instances, counts } = build();
+    instances.sequence('a', 20);
+    instances.heartbeat('a', { ackedSeq: 15, dropped: [] });
+    expect(counts.lost).toBe(4); // 16..19: sent before the heartbeat, never arrived
+    expect(instances.sequence('a', 10)).toBe('beyond_memory');
+    expect(instances.sequence('a', 17)).toBe('after_lost');
+    expect(instances.sequence('a', 21)).toBe('apply');
   });
 
   it('starts counting from 0 for a plugin that never got an acknowledgement', () => {
@@ -196,10 +275,10 @@ describe('heartbeat acked_seq', () => {
     const { instances, counts } = build({ windowSize: 1000 });
     instances.sequence('a', 10);
     instances.heartbeat('a', { ackedSeq: 1e15, dropped: [] });
-    expect(instances.sequence('a', 11)).toBe('reset');
+    expect(instances.sequence('a', 11)).toBe('apply');
     expect(instances.sequence('a', 12)).toBe('apply');
     instances.heartbeat('a', { dropped: [] });
-    expect(counts).toMatchObject({ lost: 0, resets: 2 });
+    expect(counts).toMatchObject({ lost: 0, resets: 1 });
     // On a new instance, a wild baseline is harmless too: the first real event resets it.
     instances.heartbeat('b', { ackedSeq: 1e15, dropped: [] });
     expect(instances.sequence('b', 1)).toBe('reset');
@@ -224,12 +303,38 @@ describe('heartbeat drop counters', () => {
     ]);
   });
 
-  it('reads a smaller total as a restart of the counters', () => {
-    const { instances } = build();
-    instances.heartbeat('a', { intervalSeconds: 5, dropped: [{ hook: 'pre_llm_call', reason: 'shutdown', total: 8 }] });
-    expect(instances.heartbeat('a', { intervalSeconds: 5, dropped: [{ hook: 'pre_llm_call', reason: 'shutdown', total: 2 }] })).toEqual([
-      { hook: 'pre_llm_call', reason: 'shutdown', delta: 2 },
-    ]);
+  it('ignores a smaller total of the same boot as stale (counted); only a new boot starts the totals again', () => {
+    const { instances, counts } = build();
+    const report = (boot: string, total: number) => ({ boot, dropped: [{ hook: 'pre_llm_call', reason: 'shutdown', total }] });
+    instances.heartbeat('a', report('b1', 8));
+    expect(instances.heartbeat('a', report('b1', 2))).toEqual([]);
+    expect(counts.stale.dropped).toBe(1);
+    expect(instances.heartbeat('a', report('b1', 9))).toEqual([{ hook: 'pre_llm_call', reason: 'shutdown', delta: 1 }]);
+    expect(instances.heartbeat('a', report('b2', 2))).toEqual([{ hook: 'pre_llm_call', reason: 'shutdown', delta: 2 }]);
+    expect(counts.reset.restart).toBe(1);
+    expect(instances.heartbeat('a', report('b1', 20))).toEqual([]); // an earlier boot: stale, ignored
+    expect(counts.stale.boot).toBe(1);
+  });
+
+  it('a new boot is a restart: the old epochs settle and clear, numbering starts again', () => {
+    const { instances, counts } = build();
+    instances.heartbeat('a', { boot: 'b1', ackedSeq: 0, dropped: [] });
+    for (const seq of [1, 2, 5]) instances.sequence('a', seq);
+    instances.heartbeat('a', { boot: 'b2', ackedSeq: 0, dropped: [] });
+    expect(counts).toMatchObject({ lost: 2, reset: { jump: 0, restart: 1 } });
+    expect(instances.sequence('a', 1)).toBe('apply');
+    expect(instances.sequence('a', 1)).toBe('duplicate');
+  });
+
+  it('without boots, acked_seq 0 on an instance that applied events is a restart; on a fresh one it is a baseline', () => {
+    const { instances, counts } = build();
+    instances.heartbeat('a', { ackedSeq: 0, dropped: [] });
+    instances.heartbeat('a', { ackedSeq: 0, dropped: [] });
+    expect(counts.reset.restart).toBe(0);
+    instances.sequence('a', 1);
+    instances.heartbeat('a', { ackedSeq: 0, dropped: [] });
+    expect(counts.reset.restart).toBe(1);
+    expect(instances.sequence('a', 1)).toBe('apply');
   });
 
   it('keeps each instance’s totals apart', () => {
