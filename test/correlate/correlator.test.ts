@@ -1,7 +1,7 @@
 /** The correlator's TTL sweep and bounds, on the injected clock, through the whole pipeline. */
 import { describe, expect, it } from 'vitest';
 import { SpanTable } from '../../src/correlate/spans.js';
-import { series } from '../support/exposition.js';
+import { series, type Samples } from '../support/exposition.js';
 import { FakeClock, startTestSidecar } from '../support/sidecar.js';
 
 describe('SpanTable', () => {
@@ -208,7 +208,7 @@ describe('delivery health through the pipeline', () => {
   });
 
   describe('exactly once or counted why', () => {
-    const applied = (samples: Map<string, number>) => samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }));
+    const applied = (samples: Samples) => samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }));
     const range = (from: number, to: number, extra: Record<string, unknown> = {}) =>
       Array.from({ length: to - from + 1 }, (_, index) => line(from + index, extra));
     const heartbeat = (data: Record<string, unknown>, instance = 'inst') => ({ event: 'plugin_heartbeat', instance, data: { interval_seconds: 5, dropped: {}, ...data } });
@@ -275,7 +275,8 @@ describe('delivery health through the pipeline', () => {
       const harness = startTestSidecar();
       await harness.postNdjson(range(1, 10));
       for (let round = 0; round < 2; round += 1) {
-        await harness.postNdjson(Array.from({ length: 10_000 }, (_, index) => heartbeat({ acked_seq: 0 }, `flood-${round}-${index}`))).expect(202);
+        const response = await harness.postNdjson(Array.from({ length: 10_000 }, (_, index) => heartbeat({ acked_seq: 0 }, `flood-${round}-${index}`)));
+        expect(response.status).toBe(202);
       }
       await harness.postNdjson(range(1, 10)); // the retried batch
       await harness.postNdjson(range(11, 12)); // and the instance's next events
