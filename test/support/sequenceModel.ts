@@ -164,7 +164,7 @@ export class SequenceModel {
   private forget(id: string, instance: ModelInstance): void {
     this.table.delete(id);
     for (const epoch of instance.epochs) this.settleAll(epoch);
-    if (!instance.appliedAny) return;
+    if (!instance.appliedAny && instance.boot === undefined) return;
     instance.epochs = instance.epochs.map((epoch) => {
       const restored = new ModelEpoch(epoch.floor, epoch.highest + 1, epoch.highest);
       for (let seq = epoch.floor; seq <= epoch.highest; seq += 1) restored.acknowledged.add(seq);

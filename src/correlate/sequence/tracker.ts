@@ -38,6 +38,7 @@ export interface Tombstone {
   readonly boot: string | undefined;
   readonly pastBoots: readonly string[];
   readonly maxAcked: number | undefined;
+  readonly appliedAny: boolean;
   /** [floor, highest] of each epoch, least recently current first. */
   readonly ranges: readonly (readonly [number, number])[];
   readonly forgotten: readonly (readonly [number, number])[];
@@ -62,7 +63,7 @@ export class InstanceTracker {
     tracker.boot = tombstone.boot;
     tracker.pastBoots = [...tombstone.pastBoots];
     tracker.maxAcked = tombstone.maxAcked;
-    tracker.appliedAny = true;
+    tracker.appliedAny = tombstone.appliedAny;
     tracker.epochs = tombstone.ranges.map(([floor, highest]) => Epoch.restored(floor, highest));
     tracker.forgotten = [...tombstone.forgotten];
     tracker.dropTotals = new Map(tombstone.dropTotals);
@@ -147,14 +148,19 @@ export class InstanceTracker {
     for (const epoch of this.epochs) epoch.settleExpired(openedBefore, context);
   }
 
-  /** What to keep once evicted (open gaps settled first); undefined when nothing was applied. */
+  /**
+   * What to keep once evicted (open gaps settled first); undefined when nothing was applied and
+   * no boot is known. A known boot is kept even without events: forgetting it would make the
+   * instance's next events and its next boot ambiguous (the same numbering, or a new one?).
+   */
   tombstone(context: EpochContext): Tombstone | undefined {
     this.settleAll(context);
-    if (!this.appliedAny) return undefined;
+    if (!this.appliedAny && this.boot === undefined) return undefined;
     return {
       boot: this.boot,
       pastBoots: this.pastBoots,
       maxAcked: this.maxAcked,
+      appliedAny: this.appliedAny,
       ranges: this.epochs.map((epoch) => [epoch.lowest, epoch.highest] as const),
       forgotten: this.forgotten,
       dropTotals: this.dropTotals,
