@@ -14,9 +14,13 @@ export function sumOf(samples: Samples, prefix: string, exclude?: string): numbe
   return total;
 }
 
-/** Hook events a sidecar applied: received minus duplicates, plugin heartbeats aside. */
+/** Hook events a sidecar applied: received minus duplicates and discards, plugin heartbeats aside. */
 export function appliedEvents(samples: Samples): number {
-  return sumOf(samples, 'hermes_sidecar_events_received_total{', 'event="plugin_heartbeat"') - (samples.get('hermes_sidecar_events_duplicate_total') ?? 0);
+  return (
+    sumOf(samples, 'hermes_sidecar_events_received_total{', 'event="plugin_heartbeat"') -
+    (samples.get('hermes_sidecar_events_duplicate_total') ?? 0) -
+    sumOf(samples, 'hermes_sidecar_events_discarded_total{')
+  );
 }
 
 /** Callback drops the plugin reported, over every hook and reason. */
