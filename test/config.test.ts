@@ -49,7 +49,7 @@ describe('defaults', () => {
       retryAfterSeconds: 1,
     });
     expect(config.memory).toEqual({ liveLimitBytes: 512 * 1024 * 1024, rssLimitBytes: 0, heapLimitBytes: 0 });
-    expect(config.sequence).toEqual({ instanceTtlSeconds: 3600, maxInstances: 10_000, window: 100_000, reorderSeconds: 30 });
+    expect(config.sequence).toEqual({ instanceTtlSeconds: 3600, maxInstances: 10_000, window: 100_000, reorderSeconds: 30, maxBytes: 64 * 1024 * 1024 });
     expect(config.labels.model).toEqual({ cap: 256 });
     expect(config.buckets).toEqual(DEFAULT_BUCKETS);
     expect(Object.isFrozen(config.ingest)).toBe(true);

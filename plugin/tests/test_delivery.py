@@ -305,6 +305,10 @@ class HeartbeatTest(DeliveryTestCase):
         # Built before or after event 1 was acknowledged; never going back.
         self.assertIn(acked[0], (0, 1))
         self.assertEqual(acked[1:], [1, 1])
+        # One numbering, one boot: a random token the sidecar tells a new numbering by.
+        boots = {heartbeat["data"].pop("boot") for heartbeat in heartbeats[:3]}
+        self.assertEqual(len(boots), 1)
+        self.assertRegex(boots.pop(), r"^[0-9a-f]{32}$")
         for heartbeat in heartbeats[:3]:
             self.assertEqual(sorted(heartbeat), ["data", "event", "instance", "observed_at"])
             self.assertEqual(heartbeat["event"], "plugin_heartbeat")
@@ -410,6 +414,10 @@ class ForkTest(DeliveryTestCase):
         self.assertEqual((parent["data"]["turn_id"], parent["seq"]), ("parent", 1))
         self.assertEqual((child["data"]["turn_id"], child["seq"]), ("child", 1))
         self.assertNotEqual(parent["instance"], child["instance"])
+        # The child's numbering starts again at 1: its heartbeats carry a boot of their own.
+        boots = {(h["instance"], h["data"]["boot"]) for r in sidecar.requests for h in r.heartbeats()}
+        self.assertEqual({instance for instance, _ in boots}, {parent["instance"], child["instance"]})
+        self.assertEqual(len({boot for _, boot in boots}), 2)
 
 
 if __name__ == "__main__":
