@@ -122,7 +122,7 @@ const delivery = (q: Promql): RowSpec => ({
     timeseries({
       title: 'Lost and duplicate events',
       description:
-        'Lost: settled gaps in plugin sequence numbers (events that left Hermes and never arrived). Late: events that filled a gap before it settled (applied once). Duplicate: retried batches, applied once. Resets: sequence jumps past the window (a new epoch, nothing counted lost).',
+        'Lost: settled gaps in plugin sequence numbers (events that left Hermes and never arrived). Late: events that filled a gap before it settled (applied once). Duplicate: retried batches, applied once. Resets: sequence jumps past the window (a new epoch, nothing counted lost) and restarts under the same instance. Discarded: answered 202, not applied: after_lost (already counted lost) or beyond_memory (older than the sidecar remembers). Stale heartbeats: delayed or replayed, ignored.',
       unit: 'cps',
       min: 0,
       queries: [
@@ -130,6 +130,8 @@ const delivery = (q: Promql): RowSpec => ({
         { expr: sumBy([], q.rateOf('hermes_sidecar_events_late_total')), legend: 'late' },
         { expr: sumBy([], q.rateOf('hermes_sidecar_events_duplicate_total')), legend: 'duplicate' },
         { expr: sumBy([], q.rateOf('hermes_sidecar_sequence_resets_total')), legend: 'sequence resets' },
+        { expr: sumBy(['reason'], q.rateOf('hermes_sidecar_events_discarded_total')), legend: 'discarded {{reason}}' },
+        { expr: sumBy(['reason'], q.rateOf('hermes_sidecar_heartbeats_stale_total')), legend: 'stale heartbeats {{reason}}' },
       ],
     }),
     timeseries({
