@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { MAX_EPOCHS, MAX_INTERVALS, MAX_OPEN_GAPS, PluginInstances, type InstanceTable } from '../../src/correlate/instances.js';
+import { MAX_EPOCHS, MAX_FORGOTTEN_RANGES, MAX_INTERVALS, MAX_OPEN_GAPS, PluginInstances, type InstanceTable } from '../../src/correlate/instances.js';
 import { FakeClock } from '../support/sidecar.js';
 
 type Options = Partial<{ ttlSeconds: number; maxInstances: number; maxTombstones: number; maxBytes: number; windowSize: number; reorderSeconds: number }>;
@@ -102,6 +102,15 @@ describe('sequence tracking', () => {
     for (const start of starts.slice(1)) expect(instances.sequence('a', start)).toBe('duplicate');
     expect(counts.reset.jump).toBe(MAX_EPOCHS);
     expect(counts.evicted.plugin_epochs).toBe(0);
+  });
+
+  it('keeps MAX_FORGOTTEN_RANGES forgotten ranges; dropping one is counted, since its numbers could apply again', () => {
+    const { instances, counts } = build({ windowSize: 1000 });
+    const epochs = MAX_EPOCHS + MAX_FORGOTTEN_RANGES + 1;
+    for (let index = 0; index < epochs; index += 1) instances.sequence('a', 1 + index * 10_000);
+    expect(counts.evicted.plugin_epochs).toBe(1);
+    expect(instances.sequence('a', 10_001)).toBe('beyond_memory');
+    expect(instances.sequence('a', 1)).toBe('reset');
   });
 
   it('bounds open gaps per epoch: the oldest settles as lost first', () => {

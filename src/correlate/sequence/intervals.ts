@@ -35,6 +35,17 @@ export class IntervalSet {
   addRange(from: number, to: number): void {
     if (from > to) return;
     const { bounds } = this;
+    // Numbers mostly arrive in order: extend or append after the highest interval without a splice.
+    const lastFrom = bounds[bounds.length - 2];
+    const lastTo = bounds[bounds.length - 1];
+    if (lastFrom === undefined || lastTo === undefined || from > lastTo + 1) {
+      bounds.push(from, to);
+      return;
+    }
+    if (from >= lastFrom) {
+      if (to > lastTo) bounds[bounds.length - 1] = to;
+      return;
+    }
     // First interval whose end reaches from - 1 (it touches or overlaps).
     let first = 0;
     while (first < bounds.length && (bounds[first + 1] ?? 0) < from - 1) first += 2;
