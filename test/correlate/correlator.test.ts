@@ -287,6 +287,17 @@ describe('delivery health through the pipeline', () => {
       expect(samples.get(series('hermes_sidecar_events_discarded_total', { reason: 'beyond_memory' }))).toBe(10);
     });
 
+    it('reads a boot outside its grammar as absent (counted), so it cannot restart an instance', async () => {
+      const harness = startTestSidecar();
+      await harness.postNdjson([heartbeat({ boot: 'first', acked_seq: 0 }), ...range(1, 3)]);
+      await harness.postNdjson([heartbeat({ boot: 'not a boot!', acked_seq: 3 }), heartbeat({ boot: 'x'.repeat(65), acked_seq: 3 }), ...range(1, 3)]);
+      const samples = await harness.samples();
+      expect(samples.get(series('hermes_sidecar_values_rejected_total', { field: 'boot' }))).toBe(2);
+      expect(samples.get(series('hermes_sidecar_sequence_resets_total', { reason: 'restart' }))).toBe(0);
+      expect(applied(samples)).toBe(3);
+      expect(samples.get('hermes_sidecar_events_duplicate_total')).toBe(3);
+    });
+
     it('ignores cumulative drop totals that arrive out of order (10, 20, 10, 20), counting the stale one', async () => {
       const harness = startTestSidecar();
       const totals = [10, 20, 10, 20].map((total) => heartbeat({ boot: 'b', acked_seq: 0, dropped: { post_tool_call: { queue_full: total } } }));
