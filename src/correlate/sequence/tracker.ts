@@ -76,6 +76,10 @@ export class InstanceTracker {
 
   /** Bytes this instance's state holds (its id aside). */
   get bytes(): number {
+    if (this.epochs.length === 1 && this.pastBoots.length === 0 && this.forgotten.length === 0) {
+      // The common case, without the loops below.
+      return BYTES.tracker + (this.boot?.length ?? 0) + this.dropTotals.size * BYTES.dropKey + BYTES.epoch + (this.epochs[0]?.intervals ?? 0) * BYTES.interval;
+    }
     let bytes = BYTES.tracker + (this.boot?.length ?? 0) + this.dropTotals.size * BYTES.dropKey + this.forgotten.length * BYTES.interval;
     for (const boot of this.pastBoots) bytes += boot.length;
     for (const epoch of this.epochs) bytes += BYTES.epoch + epoch.intervals * BYTES.interval;
@@ -201,7 +205,8 @@ export class InstanceTracker {
   }
 
   private inForgotten(seq: number): boolean {
-    return this.forgotten.some(([from, to]) => from <= seq && seq <= to);
+    for (const [from, to] of this.forgotten) if (from <= seq && seq <= to) return true;
+    return false;
   }
 
   private startEpoch(epoch: Epoch, reason: ResetReason | undefined, context: TrackerContext): void {
