@@ -266,7 +266,7 @@ function turnDuration(fields: Fields): number | undefined {
 }
 
 /** A heartbeat boot: a short token (the plugin sends 32 hex digits); anything else is absent. */
-export const BOOT_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+const BOOT_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 function boot(fields: Fields, check: BoundCheck): string | undefined {
   const value = str(fields, 'boot');
