@@ -176,8 +176,8 @@ export const VALUES = {
   ingest_route: ['/v1/events', '/v1/hooks'],
   /** The status codes the ingest listener answers with: 202, and those of src/errors.ts. */
   ingest_code: [...new Set(['202', ...Object.values(ERRORS).map((error) => String(error.status))])],
-  /** State tables that evict their oldest entry when full. */
-  state_table: ['plugin_instances', 'sessions'],
+  /** State tables that evict their oldest entry when full (in entries or in bytes). */
+  state_table: ['plugin_instances', 'sessions', 'api_attempts', 'tool_calls', 'turns', 'approvals', 'subagents'],
   scrape_stage: ['collect', 'render'],
   /** Event values checked against a plausible bound (src/contract/bounds.ts). */
   bounded_field: [
@@ -519,7 +519,7 @@ export const CATALOGUE = {
   labelOverflow: labelGuard.counter('hermes_sidecar_label_overflow_total', { label: OPEN_LABELS }, 'self',
     'Label values folded into "other" by the cardinality guard.'),
   stateEvictions: stateTables.counter('hermes_sidecar_state_evictions_total', { table: VALUES.state_table }, 'self',
-    'Entries evicted from a full state table before they expired, by table ({table}).'),
+    'Entries evicted from a full state table (too many entries, or too many bytes) before they expired, by table ({table}).'),
   liveSeries: registry.gauge('hermes_sidecar_series', {}, 'self',
     'Live label sets across agent metrics (a histogram label set counts once).'),
   seriesLimit: registry.gauge('hermes_sidecar_series_limit', {}, 'self',

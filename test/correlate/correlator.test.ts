@@ -8,7 +8,7 @@ describe('SpanTable', () => {
   const build = (maxEntries = 10) => {
     const clock = new FakeClock(0);
     const orphans: [string, string][] = [];
-    const table = new SpanTable<string>({ clock: clock.read, ttlSeconds: 60, maxEntries, onOrphan: (value, cause) => orphans.push([value, cause]) });
+    const table = new SpanTable<string>({ clock: clock.read, ttlSeconds: 60, maxEntries, maxBytes: Number.MAX_SAFE_INTEGER, onOrphan: (value, cause) => orphans.push([value, cause]) });
     return { clock, table, orphans };
   };
 

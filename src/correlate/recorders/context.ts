@@ -9,10 +9,14 @@ import type { PriceTable } from './pricing.js';
 interface SpanLimits {
   readonly ttlSeconds: number;
   readonly maxEntries: number;
+  /** Byte budget of each span table (spans.ts, ENTRY_OVERHEAD_BYTES). */
+  readonly maxBytes: number;
 }
 
+/** A table with a TTL sweep that can run in slices (slices.ts). */
 export interface Sweepable {
-  sweep(): void;
+  /** A sweep as of now, in steps: each call does a small, bounded piece of it and returns false once it is done. */
+  sweepSteps(): () => boolean;
 }
 
 /** A recorder with gauges computed from its state at scrape time. */
@@ -25,6 +29,8 @@ export interface RecorderContext {
   readonly clock: Clock;
   readonly spans: SpanLimits;
   readonly sessionTtlSeconds: number;
+  /** Byte budget of the session table. */
+  readonly sessionMaxBytes: number;
   /** The operator's prices, for calls Hermes did not price. */
   readonly prices: PriceTable;
   /** Each recorder registers its tables here so one timer sweeps them all. */
@@ -39,6 +45,15 @@ export interface RecorderContext {
 
 export type SpanKind = ValueOf<'span_kind'>;
 
+/** The state table each kind of span is kept in, as counted when an entry is evicted. */
+const TABLE_OF_KIND: Readonly<Record<SpanKind, ValueOf<'state_table'>>> = {
+  api: 'api_attempts',
+  tool: 'tool_calls',
+  turn: 'turns',
+  approval: 'approvals',
+  subagent: 'subagents',
+};
+
 /** A span table whose lost entries count as orphaned spans of one kind. */
 export function spanTable<V>(
   context: RecorderContext,
@@ -49,9 +64,11 @@ export function spanTable<V>(
     clock: context.clock,
     ttlSeconds: context.spans.ttlSeconds,
     maxEntries: context.spans.maxEntries,
+    maxBytes: context.spans.maxBytes,
     onOrphan: (value, cause) => {
       onOrphan(value, cause);
       context.spanMetrics.orphanedSpans.inc({ kind });
+      if (cause === 'evicted') context.evicted(TABLE_OF_KIND[kind]);
     },
   });
   context.track(table);

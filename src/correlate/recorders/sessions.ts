@@ -26,6 +26,7 @@ export class SessionRecorder implements Collectable {
       clock: context.clock,
       ttlSeconds: context.sessionTtlSeconds,
       maxEntries: context.spans.maxEntries,
+      maxBytes: context.sessionMaxBytes,
       onOrphan: (_labels, cause) => {
         if (cause === 'evicted') context.evicted('sessions');
       },
