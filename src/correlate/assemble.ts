@@ -50,7 +50,7 @@ export interface EventPipelineSettings {
 }
 
 /** Default of --correlator.max-table-bytes. */
-export const DEFAULT_MAX_TABLE_BYTES = 48 * 1024 * 1024;
+export const DEFAULT_MAX_TABLE_BYTES = 32 * 1024 * 1024;
 
 /**
  * The byte budget of each table: sessions, the one table whose entries live for a day, get a

@@ -38,6 +38,8 @@ const AUXILIARY_MODEL = 'aux_llm';
 /** A session's requests without tool_call_id, oldest first: all of them, by surface, by surface and pattern. */
 interface SessionQueue {
   readonly sessionKey: string;
+  /** The request charged for the session's lists and its key (QUEUE_BYTES); another takes it over when it leaves. */
+  carrier: PendingApproval;
   readonly all: Fifo<PendingApproval>;
   readonly bySurface: Map<Surface, Fifo<PendingApproval>>;
   /** Keyed by surface and pattern: guarded labels, so bounded by the pattern_key cap. */
@@ -62,10 +64,13 @@ interface PendingApproval {
 }
 
 /**
- * Bytes charged for a queued request on top of the table's own per-entry charge: its three list
- * nodes, and its session's lists (a session with one request holds all of them alone).
+ * Bytes charged on top of the table's own per-entry charge (bench/tables.ts, "heap per entry",
+ * measured 1,112 B per request, ids included, with one request per session): each queued request
+ * for its three list nodes; one request of each session for the session's lists, besides the
+ * session key's bytes.
  */
-const QUEUED_REQUEST_BYTES = 512;
+const QUEUED_REQUEST_BYTES = 256;
+const QUEUE_BYTES = 1024;
 
 function surfaceOf(event: Approval): Surface {
   if (event.surface === undefined && event.decidedBy === AUXILIARY_MODEL) return SMART;
@@ -126,7 +131,8 @@ export class ApprovalRecorder implements Collectable {
     const key = compositeKey('fifo', String(this.nextFifoId++));
     const approval: PendingApproval = { surface, patternKey, requestedAt: observedAt, key, nodes: undefined };
     // Opened before it is queued: a full table evicts older requests first, never this one.
-    this.pending.open(key, approval, stringBytes(sessionKey) + QUEUED_REQUEST_BYTES);
+    const queued = this.queues.get(sessionKey) === undefined ? QUEUED_REQUEST_BYTES + QUEUE_BYTES + stringBytes(sessionKey) : QUEUED_REQUEST_BYTES;
+    this.pending.open(key, approval, queued);
     this.enqueue(approval, sessionKey);
   }
 
@@ -182,7 +188,7 @@ export class ApprovalRecorder implements Collectable {
   private enqueue(approval: PendingApproval, sessionKey: string): void {
     let queue = this.queues.get(sessionKey);
     if (queue === undefined) {
-      queue = { sessionKey, all: new Fifo(), bySurface: new Map(), byPattern: new Map() };
+      queue = { sessionKey, carrier: approval, all: new Fifo(), bySurface: new Map(), byPattern: new Map() };
       this.queues.set(sessionKey, queue);
     }
     approval.nodes = {
@@ -193,7 +199,10 @@ export class ApprovalRecorder implements Collectable {
     };
   }
 
-  /** Removes a request from its session's lists, and the session once it has none. */
+  /**
+   * Removes a request from its session's lists, and the session once it has none; the session's
+   * charge passes to its oldest request left.
+   */
   private forget(approval: PendingApproval): void {
     const nodes = approval.nodes;
     if (nodes === undefined) return;
@@ -202,6 +211,11 @@ export class ApprovalRecorder implements Collectable {
     queue.all.remove(nodes.all);
     unlinkFrom(queue.bySurface, approval.surface, nodes.surface);
     unlinkFrom(queue.byPattern, patternListKey(approval.surface, approval.patternKey), nodes.pattern);
-    if (queue.all.size === 0) this.queues.delete(queue.sessionKey);
+    const next = queue.all.first;
+    if (next === undefined) this.queues.delete(queue.sessionKey);
+    else if (queue.carrier === approval) {
+      queue.carrier = next;
+      this.pending.charge(next.key, QUEUE_BYTES + stringBytes(queue.sessionKey));
+    }
   }
 }

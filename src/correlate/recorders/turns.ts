@@ -46,6 +46,12 @@ function exitReasonBase(reason: string | undefined): string | undefined {
   return (parenthesis === -1 ? reason : reason.slice(0, parenthesis)).trim();
 }
 
+/**
+ * Bytes charged to a turn indexed by its session, besides the session id: its share of the
+ * session's set (measured 455 B per turn, ids included, with one turn per session; bench/tables.ts).
+ */
+const SESSION_INDEX_BYTES = 128;
+
 export class TurnRecorder {
   private readonly turns;
   // session_id → its open turns that pre_llm_call named the session of, for the CLI's exit. The
@@ -72,8 +78,7 @@ export class TurnRecorder {
     state.platform = event.platform;
     if (event.sessionId !== undefined && state.sessionId === undefined) {
       state.sessionId = event.sessionId;
-      // The bytes of the session's set of open turns are covered by its turns' own charges.
-      this.turns.charge(event.turnId, stringBytes(event.sessionId));
+      this.turns.charge(event.turnId, stringBytes(event.sessionId) + SESSION_INDEX_BYTES);
       let open = this.bySession.get(event.sessionId);
       if (open === undefined) this.bySession.set(event.sessionId, (open = new Set()));
       open.add(state);
