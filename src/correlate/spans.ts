@@ -3,8 +3,9 @@
  *
  * The correlator's in-flight maps are all of this kind: an entry opens on a `pre_*` event and
  * closes on its terminal event. An entry that outlives the TTL, or that is evicted because the
- * table is full (oldest first), is handed to `onOrphan`, which counts it. Gauges of open spans are
- * counted from the table at scrape time, so nothing needs undoing.
+ * table is full (oldest first), is handed to `onOrphan`, which counts it. Every span leaving the
+ * table, by any path, goes through one place (`remove`, which calls `onRemove`), so the gauges of
+ * open spans are counts the table keeps as spans come and go, read at scrape time without a scan.
  *
  * Full means too many entries or too many bytes. Each entry is charged ENTRY_OVERHEAD_BYTES, its
  * key's bytes and the bytes of any client string its value keeps (`open`'s `extraBytes`, or
@@ -47,6 +48,8 @@ export interface SpanTableOptions<V> {
   /** Most bytes charged to the entries together (see ENTRY_OVERHEAD_BYTES). */
   readonly maxBytes: number;
   readonly onOrphan: (value: V, cause: OrphanCause) => void;
+  /** Called once for every span that leaves the table, closed or orphaned (before onOrphan). */
+  readonly onRemove?: (value: V) => void;
 }
 
 export class SpanTable<V> {
@@ -164,6 +167,7 @@ export class SpanTable<V> {
     this.entries.deleteStored(entry.key, entry.long);
     this.unlink(entry);
     this.charged -= entry.bytes;
+    this.options.onRemove?.(entry.value);
   }
 
   private append(entry: Entry<V>): void {

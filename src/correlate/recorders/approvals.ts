@@ -105,12 +105,17 @@ export class ApprovalRecorder implements Collectable {
     private readonly context: RecorderContext,
     private readonly metrics: OwnedMetrics<'correlate/recorders/approvals'>,
   ) {
-    this.pending = spanTable<PendingApproval>(context, 'approval', (approval) => this.forget(approval));
+    this.pending = spanTable<PendingApproval>(
+      context,
+      'approval',
+      (approval) => this.forget(approval),
+      (approval) => this.pendingTally.closed({ surface: approval.surface }),
+    );
   }
 
-  /** Approvals pending, counted from the open spans. */
+  /** Approvals pending, counted as the requests open and close. */
   collect(): void {
-    for (const [labels, change] of this.pendingTally.changes(this.pending.values(), (approval) => ({ surface: approval.surface }))) {
+    for (const [labels, change] of this.pendingTally.changes()) {
       if (change < 0) this.metrics.approvalsPending.dec(labels, -change);
       else this.metrics.approvalsPending.inc(labels, change);
     }
