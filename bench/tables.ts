@@ -4,7 +4,7 @@
  * sweep. An in-process sidecar (src/app.ts) on a fake clock; events decoded from NDJSON lines and
  * applied through the dispatcher, as the ingest queue applies them.
  *
- * Run: npx tsx bench/tables.ts [--only heap,sessions,approvals,sweep]
+ * Run: npx tsx bench/tables.ts [--only binary,full,heap,sessions,approvals,sweep] (binary: run `npm run build` first)
  * It uses only what the sidecar offered before these tables were bounded (createSidecar,
  * dispatcher.applyBatch, sweep), so the same file measures a checkout of the earlier code too.
  */
@@ -17,6 +17,8 @@ import { defaultConfig, OPTIONS } from '../src/config.js';
 import { decodeBody } from '../src/contract/decode.js';
 import type { ObserverEvent } from '../src/contract/events.js';
 import { runtimeGc } from '../src/ingest/memory.js';
+import { ensureTmp, scrape as benchScrape, seriesLines, startSidecarBinary, sumSamples } from './lib.js';
+import { writeFileSync } from 'node:fs';
 
 const gc = runtimeGc();
 if (gc === undefined) throw new Error('this benchmark needs a full GC (the runtime refused --expose-gc)');
@@ -133,6 +135,12 @@ async function heapPerEntry(): Promise<void> {
     console.log(`[heap] ${name}: ${fmt((after - before) / count, 0)} B per entry`);
     await scrape(built.sidecar);
   }
+  // Ids past LONG_ID_CHARS are kept by digest: what a session with a 20,000-character id costs.
+  const long = 10_000;
+  const built = sidecar({ 'correlator.max-table-bytes': String(4096 * MiB) });
+  const before = liveHeap();
+  applyLines(built.sidecar, long, (index) => ({ event: 'on_session_start', session_id: longId(index, 20_000), platform: 'cli' }), 100);
+  console.log(`[heap] sessions with 20,000-character ids: ${fmt((liveHeap() - before) / long, 0)} B per entry`);
 }
 
 // -------------------------------------------------------------------------------- sessions
@@ -201,11 +209,21 @@ async function approvals(): Promise<void> {
 
 // ----------------------------------------------------------------------------------- sweep
 
-/** A full tool-call table (100,000 spans, ids of ~20 characters) expiring at once. */
+/** A full tool-call table (100,000 spans, ids of ~20 characters): a scrape, then all of it expiring at once. */
 async function sweepStall(): Promise<void> {
   const count = 100_000;
-  const built = sidecar();
+  // Raised so the 100,000 spans fit the byte budget too: the entry bound is the subject here.
+  const built = sidecar({ 'correlator.max-table-bytes': String(4096 * MiB) });
   applyLines(built.sidecar, count, (index) => ({ event: 'pre_tool_call', tool_call_id: `call-${index}-abcdefghij`, tool_name: 'terminal' }));
+  await scrape(built.sidecar);
+  const scrapes: number[] = [];
+  for (let round = 0; round < 5; round += 1) {
+    const scrapeStarted = performance.now();
+    await scrape(built.sidecar);
+    scrapes.push(performance.now() - scrapeStarted);
+  }
+  scrapes.sort((a, b) => a - b);
+  console.log(`[sweep] /metrics with ${count} open tool calls: median ${fmt(scrapes[2] ?? 0, 1)} ms over 5 scrapes`);
   built.clock.now += 3600;
   const started = performance.now();
   built.slices.start(started);
@@ -219,7 +237,7 @@ async function sweepStall(): Promise<void> {
       `${built.slices.pauses} pauses, ${fmt(totalMs, 1)} ms in all; orphaned ${sample(text, 'hermes_sidecar_orphaned_spans_total{kind="tool"}')}`,
   );
   // A full table evicting: each new span evicts the oldest.
-  const full = sidecar();
+  const full = sidecar({ 'correlator.max-table-bytes': String(4096 * MiB) });
   applyLines(full.sidecar, count, (index) => ({ event: 'pre_tool_call', tool_call_id: `call-${index}-abcdefghij`, tool_name: 'terminal' }));
   const more = 50_000;
   const events = Array.from({ length: more / 500 }, (_, batch) =>
@@ -231,7 +249,91 @@ async function sweepStall(): Promise<void> {
   console.log(`[sweep] ${more} tool calls opened on a full ${count}-span table (each evicts the oldest): ${fmt((evictMs * 1000) / more, 2)} µs each`);
 }
 
-const SECTIONS: Record<string, () => Promise<void>> = { heap: heapPerEntry, sessions: longSessionIds, approvals, sweep: sweepStall };
+// ------------------------------------------------------------------------------------ full
+
+/** Every table filled past its default byte budget with 1,000-character ids: live heap and RSS. */
+async function fullTables(): Promise<void> {
+  const built = sidecar();
+  const id = (prefix: string, index: number) => longId(index, 1000).replace('x', prefix);
+  const rssBefore = process.memoryUsage().rss;
+  const before = liveHeap();
+  const count = 20_000;
+  const lines: [string, (index: number) => object][] = [
+    ['sessions', (index) => ({ event: 'on_session_start', session_id: id('s', index), platform: 'cli' })],
+    ['api', (index) => ({ event: 'pre_api_request', api_request_id: id('r', index), provider: 'p', model: 'm' })],
+    ['tools', (index) => ({ event: 'pre_tool_call', tool_call_id: id('c', index), tool_name: 'terminal' })],
+    ['turns', (index) => ({ event: 'pre_llm_call', turn_id: id('t', index), session_id: id('s', index), platform: 'cli', model: 'm' })],
+    ['approvals', (index) => ({ event: 'pre_approval_request', surface: 'cli', pattern_key: 'sudo', session_key: id('k', index) })],
+    ['subagents', (index) => ({ event: 'subagent_start', child_session_id: id('a', index), child_role: 'leaf' })],
+  ];
+  for (const [, line] of lines) applyLines(built.sidecar, count, line);
+  const after = liveHeap();
+  const text = await scrape(built.sidecar);
+  const evicted = ['sessions', 'api_attempts', 'tool_calls', 'turns', 'approvals', 'subagents'].map(
+    (table) => `${table} ${sample(text, `hermes_sidecar_state_evictions_total{table="${table}"}`)}`,
+  );
+  console.log(
+    `[full] ${count} entries with 1,000-character ids into each of the six tables, default budget: live heap +${fmt((after - before) / MiB)} MiB ` +
+      `(${fmt(before / MiB)} → ${fmt(after / MiB)}), RSS ${fmt(rssBefore / MiB)} → ${fmt(process.memoryUsage().rss / MiB)} MiB; evicted: ${evicted.join(', ')}`,
+  );
+}
+
+// ---------------------------------------------------------------------------------- binary
+
+/**
+ * The real binary (dist/main.js, defaults but label caps raised) grown to the series cap, then
+ * every table filled past its byte budget over HTTP: RSS and heap from its own /metrics, five
+ * scrapes 200 ms apart before and after filling.
+ */
+async function binaryAtCap(): Promise<void> {
+  const config = `${ensureTmp()}bench-tables-caps.yaml`;
+  writeFileSync(config, 'labels:\n  tool: {cap: 100000}\n  model: {cap: 100000}\n');
+  const binary = await startSidecarBinary([`--config.file=${config}`]);
+  const post = async (lines: readonly object[]) => {
+    const response = await fetch(`${binary.ingest}/v1/events`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: lines.map((line) => JSON.stringify(line)).join('\n') });
+    await response.arrayBuffer();
+    if (response.status !== 202) throw new Error(`ingest answered ${response.status}`);
+  };
+  const readings = async () => {
+    const rss: number[] = [];
+    const heap: number[] = [];
+    for (let time = 0; time < 5; time += 1) {
+      const text = await benchScrape(binary.web);
+      rss.push(sumSamples(text, 'process_resident_memory_bytes') / MiB);
+      heap.push(sumSamples(text, 'nodejs_heap_size_used_bytes') / MiB);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    return `RSS ${rss.map((value) => fmt(value, 0)).join(' / ')} MiB (max ${fmt(Math.max(...rss), 1)}), heap ${heap.map((value) => fmt(value, 0)).join(' / ')} MiB`;
+  };
+  try {
+    for (let index = 0; index < 1_700; index += 100) {
+      await post(Array.from({ length: 100 }, (_, offset) => seriesLines(index + offset, 'tables')).flat());
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const series = sumSamples(await benchScrape(binary.web), 'hermes_sidecar_series');
+    console.log(`[binary] at the series cap (${series} series), tables empty: ${await readings()}`);
+    const id = (prefix: string, index: number) => longId(index, 1000).replace('x', prefix);
+    const kinds: ((index: number) => object)[] = [
+      (index) => ({ event: 'on_session_start', session_id: id('s', index), platform: 'cli' }),
+      (index) => ({ event: 'pre_api_request', api_request_id: id('r', index), provider: 'p', model: 'm' }),
+      (index) => ({ event: 'pre_tool_call', tool_call_id: id('c', index), tool_name: 'terminal' }),
+      (index) => ({ event: 'pre_llm_call', turn_id: id('t', index), session_id: id('s', index), platform: 'cli', model: 'm' }),
+      (index) => ({ event: 'pre_approval_request', surface: 'cli', pattern_key: 'sudo', session_key: id('k', index) }),
+      (index) => ({ event: 'subagent_start', child_session_id: id('a', index), child_role: 'leaf' }),
+    ];
+    for (const line of kinds) {
+      for (let from = 0; from < 20_000; from += 2_000) await post(Array.from({ length: 2_000 }, (_, offset) => line(from + offset)));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const text = await benchScrape(binary.web);
+    const evicted = sumSamples(text, 'hermes_sidecar_state_evictions_total');
+    console.log(`[binary] then 20,000 entries with 1,000-character ids into each table (${evicted} evicted in all): ${await readings()}`);
+  } finally {
+    await binary.stop();
+  }
+}
+
+const SECTIONS: Record<string, () => Promise<void>> = { binary: binaryAtCap, full: fullTables, heap: heapPerEntry, sessions: longSessionIds, approvals, sweep: sweepStall };
 console.log(`[tables] Node ${process.version}, ${new Date().toISOString()}`);
 for (const [name, run] of Object.entries(SECTIONS)) {
   if (only === undefined || only.has(name)) await run();

@@ -131,11 +131,6 @@ export class SpanTable<V> {
     return this.entries.get(id)?.value;
   }
 
-  /** The open spans' values, oldest first. */
-  *values(): IterableIterator<V> {
-    for (let entry = this.oldest; entry !== undefined; entry = entry.newer) yield entry.value;
-  }
-
   /** Orphans every span older than the TTL, in one go. */
   sweep(): void {
     const step = this.sweepSteps();
