@@ -5,8 +5,8 @@
  * applied through the dispatcher, as the ingest queue applies them.
  *
  * Run: npx tsx bench/tables.ts [--only binary,full,heap,sessions,approvals,sweep] (binary: run `npm run build` first)
- * It uses only what the sidecar offered before these tables were bounded (createSidecar,
- * dispatcher.applyBatch, sweep), so the same file measures a checkout of the earlier code too.
+ * It uses only createSidecar, dispatcher.applyBatch and sweep (awaited, whether it returns a
+ * promise or not), so the same file measures older checkouts too: comparisons run it on both.
  */
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';

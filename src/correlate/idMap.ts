@@ -2,11 +2,11 @@
  * A Map keyed by client ids, safe for ids of any length, and what an id costs to keep.
  *
  * V8 hashes a string of more than 16,383 characters by its length alone, so in a plain Map every
- * long id of one length shares one bucket and each lookup compares against all of them: a few
- * thousand 65 KB ids made every lookup, and the sweep that deletes them, quadratic. Ids longer
- * than LONG_ID_CHARS are therefore looked up by a SHA-256 digest of their UTF-16 code units (lone
- * surrogates included, so two distinct ids never share a digest the way their UTF-8 forms could),
- * in a Map of their own, so a digest can never equal a short id.
+ * long id of one length shares one bucket and each lookup compares against all of them: with a
+ * few thousand 65 KB ids, a lookup costs thousands of comparisons and a sweep deleting them all is
+ * quadratic. Ids longer than LONG_ID_CHARS are therefore looked up by a SHA-256 digest of their
+ * UTF-16 code units (lone surrogates included, so two distinct ids never share a digest the way
+ * their UTF-8 forms could), in a Map of their own, so a digest can never equal a short id.
  */
 import { createHash } from 'node:crypto';
 
