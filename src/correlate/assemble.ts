@@ -77,7 +77,8 @@ export function createEventPipeline(
   const sweepables: Sweepable[] = [];
   const budgets = tableBudgets(config.correlator.maxTableBytes ?? DEFAULT_MAX_TABLE_BYTES);
   const held = new HeldClock(clock);
-  // The state tables (sessions, plugin instances) evict their oldest entry when full; counted here, once.
+  // Every state table (plugin instances, sessions, the span tables) evicts its oldest entries when
+  // full, in entries or in bytes; counted here, once.
   const { stateEvictions, valuesRejected } = metricsOwnedBy(metrics, 'correlate/assemble');
   const evicted = (table: ValueOf<'state_table'>): void => stateEvictions.inc({ table });
   // Values out of their bounds: found while reading an event (its rejectedValues) or while
