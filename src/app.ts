@@ -17,7 +17,7 @@ import { Ingestor } from './ingest/ingestor.js';
 import { InflightBudget } from './ingest/body.js';
 import { MemoryGuard, processMemory, runtimeGc, type MemoryProbe } from './ingest/memory.js';
 import { IngestQueue } from './ingest/queue.js';
-import { eventLoopSlicer, type Slicer } from './ingest/slices.js';
+import { eventLoopSlicer, type Slicer } from './slices.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Logger } from './log.js';
 import { REVISION, VERSION } from './version.js';
@@ -52,8 +52,11 @@ export interface Sidecar {
   readonly dispatcher: Dispatcher;
   /** Bytes of request bodies being read or held on the ingest listener. */
   readonly inflight: InflightBudget;
-  /** Runs every TTL sweep now (the timer does this every sweep interval). */
-  sweep(): void;
+  /**
+   * Runs every TTL sweep now (the timer does this every sweep interval), in slices that hand the
+   * event loop back; resolves once done.
+   */
+  sweep(): Promise<void>;
   /** Resolves once every accepted batch has been applied. */
   drained(): Promise<void>;
 }
@@ -81,12 +84,16 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
   });
   const exposition = createExposition(registry);
   const { metrics } = registry;
-  const pipeline = createEventPipeline(config, metrics, clock, (error) =>
-    logger.error({ code: 'apply_failed', ...errorFields(error) }, 'applying an event failed'),
+  const slicer = deps.slicer ?? eventLoopSlicer();
+  const pipeline = createEventPipeline(
+    config,
+    metrics,
+    clock,
+    (error) => logger.error({ code: 'apply_failed', ...errorFields(error) }, 'applying an event failed'),
+    slicer,
   );
   const { dispatcher } = pipeline;
   const queue = new IngestQueue({ batches: config.ingest.queueCapacity, events: config.ingest.queueMaxEvents });
-  const slicer = deps.slicer ?? eventLoopSlicer();
   const ingestor = new Ingestor(queue, dispatcher, metricsOwnedBy(metrics, 'ingest/ingestor'), slicer);
   const inflight = new InflightBudget(config.ingest.maxInflightBytes, metricsOwnedBy(metrics, 'ingest/body'));
   const onInternalError = (error: unknown) =>

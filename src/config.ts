@@ -16,6 +16,7 @@ import { DEFAULT_BUCKETS, type BucketSets } from './metrics/catalogue.js';
 import { DEFAULT_LABEL_CAPS, OPEN_LABELS, type LabelRule, type LabelRules } from './metrics/labels.js';
 import { closest } from './suggest.js';
 import type { PriceEntry } from './correlate/recorders/pricing.js';
+import { DEFAULT_MAX_TABLE_BYTES } from './correlate/assemble.js';
 
 export { ConfigError } from './errors.js';
 
@@ -53,6 +54,7 @@ export const OPTIONS = [
   { flag: 'correlator.session-ttl', kind: 'seconds', default: 86_400, help: 'Seconds an idle session stays active.' },
   { flag: 'correlator.max-spans', kind: 'positiveInt', default: 100_000, help: 'Most open entries per correlation table (oldest evicted and counted).' },
   { flag: 'correlator.sweep-interval', kind: 'seconds', default: 10, help: 'Seconds between TTL sweeps.' },
+  { flag: 'correlator.max-table-bytes', kind: 'positiveInt', default: DEFAULT_MAX_TABLE_BYTES, help: 'Most bytes the correlation tables hold together (ids and a fixed 256 B per entry): sessions get a third, the five span tables the rest evenly; past its share a table evicts its oldest entries, counted in hermes_sidecar_state_evictions_total.' },
   { flag: 'sequence.instance-ttl', kind: 'seconds', default: 3600, help: 'Seconds an idle bridge-plugin instance is remembered for sequence tracking.' },
   { flag: 'sequence.window', kind: 'positiveInt', default: 100_000, help: 'Largest plausible jump of a plugin sequence number (or acked_seq); a larger one starts a new epoch (hermes_sidecar_sequence_resets_total).' },
   { flag: 'sequence.reorder-seconds', kind: 'seconds', default: 30, help: 'Seconds a sequence gap waits for late events before they count as lost (a heartbeat of the instance settles it at once).' },
@@ -105,6 +107,7 @@ export interface Config {
     readonly sessionTtlSeconds: number;
     readonly maxSpans: number;
     readonly sweepIntervalSeconds: number;
+    readonly maxTableBytes: number;
   };
   readonly sequence: {
     readonly instanceTtlSeconds: number;
@@ -392,6 +395,7 @@ export function loadConfig(inputs: ConfigInputs): Config {
       sessionTtlSeconds: get('correlator.session-ttl'),
       maxSpans: get('correlator.max-spans'),
       sweepIntervalSeconds: get('correlator.sweep-interval'),
+      maxTableBytes: get('correlator.max-table-bytes'),
     },
     sequence: {
       instanceTtlSeconds: get('sequence.instance-ttl'),

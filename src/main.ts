@@ -4,7 +4,7 @@
  * SIGTERM/SIGINT stop accepting (503 + Retry-After), drain the queue, close the listeners and
  * exit 0.
  */
-import { boundAddress, closeServer, createSidecar, listen } from './app.js';
+import { boundAddress, closeServer, createSidecar, errorFields, listen } from './app.js';
 import { defaultPluginSourceDir, runInstallPlugin } from './cli/installPlugin.js';
 import { ConfigError, helpText, loadConfig, type ListenAddress } from './config.js';
 import { createWebServer, listenOn } from './web/server.js';
@@ -47,7 +47,9 @@ async function runSidecar(argv: readonly string[]): Promise<void> {
   });
   const web = await bind('web', config.web.listen, () => listenOn(webServer.server, config.web.listen));
   const ingest = await bind('ingest', config.ingest.listen, () => listen(sidecar.ingestApp, config.ingest.listen));
-  const sweeper = setInterval(() => sidecar.sweep(), config.correlator.sweepIntervalSeconds * 1000);
+  const sweeper = setInterval(() => {
+    sidecar.sweep().catch((error: unknown) => logger.error({ code: 'sweep_failed', ...errorFields(error) }, 'a TTL sweep failed'));
+  }, config.correlator.sweepIntervalSeconds * 1000);
   sweeper.unref();
 
   let stopping = false;

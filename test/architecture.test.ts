@@ -15,6 +15,7 @@ const LAYERS: Readonly<Record<string, number>> = {
   'clock.ts': 0,
   'errors.ts': 0,
   'log.ts': 0,
+  'slices.ts': 0,
   'version.ts': 0,
   metrics: 1,
   contract: 2,

@@ -7,6 +7,7 @@ import { SidecarError } from '../errors.js';
 import type { ObserverEvent } from './events.js';
 import { BoundCheck } from './bounds.js';
 import { readLine, type LineRejection } from './shapes.js';
+import { runInSlices, type Slicer } from '../slices.js';
 
 export type BodyFormat = 'ndjson' | 'json';
 
@@ -149,19 +150,13 @@ export function decodeBody(body: Buffer, options: DecodeOptions): DecodedBody {
  * Decodes in slices of at most `sliceMs` of work, handing the event loop back between them
  * (`pause`), so scrapes and other requests are answered while a large body is decoded.
  */
-export async function decodeBodyInSlices(
-  body: Buffer,
-  options: DecodeOptions,
-  slicer: { readonly sliceMs: number; readonly now: () => number; readonly pause: () => Promise<void> },
-): Promise<DecodedBody> {
+export async function decodeBodyInSlices(body: Buffer, options: DecodeOptions, slicer: Slicer): Promise<DecodedBody> {
   const steps = decodeSteps(body, options);
-  let sliceStart = slicer.now();
-  for (;;) {
+  let decoded: DecodedBody | undefined;
+  await runInSlices(() => {
     const step = steps.next();
-    if (step.done === true) return step.value;
-    if (slicer.now() - sliceStart >= slicer.sliceMs) {
-      await slicer.pause();
-      sliceStart = slicer.now();
-    }
-  }
+    if (step.done === true) decoded = step.value;
+    return decoded === undefined;
+  }, slicer);
+  return decoded as DecodedBody;
 }

@@ -13,14 +13,18 @@ import type { Clock } from '../clock.js';
 import { HeldClock } from './heldClock.js';
 import type { DeliveryRecorder } from './recorders/delivery.js';
 import { PriceTable, type PriceEntry } from './recorders/pricing.js';
+import { eventLoopSlicer, runInSlices, type Slicer } from '../slices.js';
 
 export interface EventPipeline {
   readonly dispatcher: Dispatcher;
   readonly instances: PluginInstances;
   /** Counts webhook deliveries already applied, with the plugin's duplicate lines. */
   readonly delivery: DeliveryRecorder;
-  /** Runs every TTL sweep now. */
-  sweep(): void;
+  /**
+   * Runs every TTL sweep now, in slices that hand the event loop back between them; resolves once
+   * done. A sweep asked for while one is under way is that sweep.
+   */
+  sweep(): Promise<void>;
   /** Sets the gauges computed from state (spans in flight, sessions, plugin instances): run before each scrape. */
   collect(): void;
 }
@@ -28,7 +32,13 @@ export interface EventPipeline {
 /** The settings the event path is built from (a Config satisfies it). */
 export interface EventPipelineSettings {
   readonly labels: LabelRules;
-  readonly correlator: { readonly spanTtlSeconds: number; readonly sessionTtlSeconds: number; readonly maxSpans: number };
+  readonly correlator: {
+    readonly spanTtlSeconds: number;
+    readonly sessionTtlSeconds: number;
+    readonly maxSpans: number;
+    /** Byte budget of all correlation tables together (tableBudgets splits it). */
+    readonly maxTableBytes?: number;
+  };
   readonly sequence: {
     readonly instanceTtlSeconds: number;
     readonly maxInstances: number;
@@ -40,15 +50,36 @@ export interface EventPipelineSettings {
   readonly prices?: readonly PriceEntry[];
 }
 
+/**
+ * Default of --correlator.max-table-bytes. Tables full of hostile ids then hold at most 16 MiB
+ * (9 MiB of live heap measured with one-byte ids, which are charged twice their size;
+ * bench/tables.ts, "full"), so the binary at the series cap stays near its measured RSS; real
+ * traffic fits easily: about 18,000 idle sessions of 20-character ids, and 7,000 open spans of each
+ * kind.
+ */
+export const DEFAULT_MAX_TABLE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The byte budget of each table: sessions, the one table whose entries live for a day, get a
+ * third; the five span tables (API attempts, tool calls, turns, approvals, subagents) share the
+ * rest evenly.
+ */
+export function tableBudgets(totalBytes: number): { readonly sessions: number; readonly eachSpanTable: number } {
+  return { sessions: Math.floor(totalBytes / 3), eachSpanTable: Math.floor((totalBytes * 2) / 15) };
+}
+
 export function createEventPipeline(
   config: EventPipelineSettings,
   metrics: Metrics,
   clock: Clock,
   onApplyError: (error: unknown) => void,
+  slicer: Slicer = eventLoopSlicer(),
 ): EventPipeline {
   const sweepables: Sweepable[] = [];
+  const budgets = tableBudgets(config.correlator.maxTableBytes ?? DEFAULT_MAX_TABLE_BYTES);
   const held = new HeldClock(clock);
-  // The state tables (sessions, plugin instances) evict their oldest entry when full; counted here, once.
+  // Every state table (plugin instances, sessions, the span tables) evicts its oldest entries when
+  // full, in entries or in bytes; counted here, once.
   const { stateEvictions, valuesRejected } = metricsOwnedBy(metrics, 'correlate/assemble');
   const evicted = (table: ValueOf<'state_table'>): void => stateEvictions.inc({ table });
   // Values out of their bounds: found while reading an event (its rejectedValues) or while
@@ -71,8 +102,9 @@ export function createEventPipeline(
     {
       labels: new LabelGuard(config.labels, metricsOwnedBy(metrics, 'metrics/labels')),
       clock: held.now,
-      spans: { ttlSeconds: config.correlator.spanTtlSeconds, maxEntries: config.correlator.maxSpans },
+      spans: { ttlSeconds: config.correlator.spanTtlSeconds, maxEntries: config.correlator.maxSpans, maxBytes: budgets.eachSpanTable },
       sessionTtlSeconds: config.correlator.sessionTtlSeconds,
+      sessionMaxBytes: budgets.sessions,
       prices: new PriceTable(config.prices),
       track: (table) => sweepables.push(table),
       spanMetrics: metricsOwnedBy(metrics, 'correlate/recorders/context'),
@@ -82,18 +114,42 @@ export function createEventPipeline(
     metrics,
     () => instances.liveness(),
   );
-  sweepables.push(instances);
+  // The instance table sweeps in one step of its own.
+  sweepables.push({
+    sweepSteps: () => () => {
+      instances.sweep();
+      return false;
+    },
+  });
   const gauges = collectables(recorders);
+  let sweeping: Promise<void> | undefined;
   return {
     dispatcher: new Dispatcher(recorders, instances, metricsOwnedBy(metrics, 'correlate/dispatcher'), held, onApplyError, valueRejected),
     instances,
     delivery: recorders.delivery,
     sweep: () => {
-      for (const table of sweepables) table.sweep();
+      sweeping ??= sweepInSlices(sweepables, slicer).finally(() => (sweeping = undefined));
+      return sweeping;
     },
     collect: () => {
       instances.settleExpired();
       for (const recorder of gauges) recorder.collect();
     },
   };
+}
+
+/** Sweeps the tables one after the other, each as of the moment its turn comes. */
+function sweepInSlices(tables: readonly Sweepable[], slicer: Slicer): Promise<void> {
+  let index = 0;
+  let step: (() => boolean) | undefined;
+  return runInSlices(() => {
+    const table = tables[index];
+    if (table === undefined) return false;
+    step ??= table.sweepSteps();
+    if (!step()) {
+      index += 1;
+      step = undefined;
+    }
+    return index < tables.length;
+  }, slicer);
 }

@@ -11,7 +11,7 @@ import { readBody, withoutBom, type BodyLimits, type InflightBudget } from './bo
 import type { Rejections } from './errors.js';
 import type { Ingestor } from './ingestor.js';
 import type { MemoryGuard } from './memory.js';
-import type { Slicer } from './slices.js';
+import type { Slicer } from '../slices.js';
 
 export const EVENTS_ROUTE = '/v1/events';
 export const HOOKS_ROUTE = '/v1/hooks';

@@ -9,7 +9,7 @@ import { eventLabel } from '../contract/hooks.js';
 import type { OwnedMetrics } from '../metrics/registry.js';
 import type { Dispatcher } from '../correlate/dispatcher.js';
 import type { IngestQueue } from './queue.js';
-import { applyInSlices, eventLoopSlicer, type Slicer } from './slices.js';
+import { applyInSlices, eventLoopSlicer, type Slicer } from '../slices.js';
 
 export type Refusal = 'queue_full' | 'shutting_down';
 

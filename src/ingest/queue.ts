@@ -7,6 +7,7 @@
  * and a full queue is refused (429) instead of showing up as slow answers.
  */
 import PQueue from 'p-queue';
+import { nextTurn } from '../slices.js';
 
 export interface QueueCapacity {
   /** Most batches waiting or being applied. */
@@ -67,6 +68,3 @@ export class IngestQueue {
     return this.queue.onIdle();
   }
 }
-
-/** Resolves on a later turn of the event loop, after pending I/O (a scrape) has been served. */
-export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -176,10 +176,15 @@ export const VALUES = {
   ingest_route: ['/v1/events', '/v1/hooks'],
   /** The status codes the ingest listener answers with: 202, and those of src/errors.ts. */
   ingest_code: [...new Set(['202', ...Object.values(ERRORS).map((error) => String(error.status))])],
-  /** State tables that evict their oldest entry when full. */
+  /** State tables that evict their oldest entry when full (in entries or in bytes). */
   state_table: [
     'plugin_instances',
     'sessions',
+    'api_attempts',
+    'tool_calls',
+    'turns',
+    'approvals',
+    'subagents',
     /** Evicted plugin instances' tombstones (src/correlate/instances.ts). */
     'plugin_tombstones',
     /** An epoch's interval set full: its floor moved up past the lowest interval. */
@@ -539,7 +544,7 @@ export const CATALOGUE = {
   labelOverflow: labelGuard.counter('hermes_sidecar_label_overflow_total', { label: OPEN_LABELS }, 'self',
     'Label values folded into "other" by the cardinality guard.'),
   stateEvictions: stateTables.counter('hermes_sidecar_state_evictions_total', { table: VALUES.state_table }, 'self',
-    'Entries evicted from a full state table before they expired, by table ({table}).'),
+    'Entries evicted from a full state table (too many entries, or too many bytes) before they expired, by table ({table}).'),
   liveSeries: registry.gauge('hermes_sidecar_series', {}, 'self',
     'Live label sets across agent metrics (a histogram label set counts once).'),
   seriesLimit: registry.gauge('hermes_sidecar_series_limit', {}, 'self',

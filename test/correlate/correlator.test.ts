@@ -8,7 +8,7 @@ describe('SpanTable', () => {
   const build = (maxEntries = 10) => {
     const clock = new FakeClock(0);
     const orphans: [string, string][] = [];
-    const table = new SpanTable<string>({ clock: clock.read, ttlSeconds: 60, maxEntries, onOrphan: (value, cause) => orphans.push([value, cause]) });
+    const table = new SpanTable<string>({ clock: clock.read, ttlSeconds: 60, maxEntries, maxBytes: Number.MAX_SAFE_INTEGER, onOrphan: (value, cause) => orphans.push([value, cause]) });
     return { clock, table, orphans };
   };
 
@@ -72,12 +72,12 @@ describe('orphaned spans through the pipeline', () => {
     expect(samples.get(series('hermes_subagents_active', { role: 'leaf' }))).toBe(1);
 
     harness.clock.advance(59);
-    harness.sidecar.sweep();
+    await harness.sidecar.sweep();
     samples = await harness.samples();
     expect(samples.get(series('hermes_sidecar_orphaned_spans_total', { kind: 'api' }))).toBe(0);
 
     harness.clock.advance(1);
-    harness.sidecar.sweep();
+    await harness.sidecar.sweep();
     samples = await harness.samples();
     for (const kind of ['api', 'tool', 'turn', 'approval', 'subagent']) {
       expect(samples.get(series('hermes_sidecar_orphaned_spans_total', { kind }))).toBe(1);
@@ -137,7 +137,7 @@ describe('orphaned spans through the pipeline', () => {
     harness.clock.advance(90);
     await harness.postNdjson([{ event: 'pre_llm_call', session_id: 's1', turn_id: 't', platform: 'cli' }]);
     harness.clock.advance(20);
-    harness.sidecar.sweep();
+    await harness.sidecar.sweep();
     const samples = await harness.samples();
     expect(samples.get(series('hermes_sessions_active', { platform: 'cli' }))).toBe(1);
   });

@@ -31,7 +31,7 @@ describe('smart approvals that escalate (tools/approval_smart.py _smart_verdict,
       line('post_approval_response', 110, { ...cli, tool_call_id: 'call-1', choice: 'once' }),
     ]);
     harness.clock.advance(3600);
-    harness.sidecar.sweep();
+    await harness.sidecar.sweep();
     const samples = await harness.samples();
     expect(Object.fromEntries(samplesOf(new Map(samples), 'hermes_approval', 'hermes_sidecar_orphaned_spans_total{kind="approval"}'))).toEqual({
       [series('hermes_approval_requests_total', { surface: 'smart', pattern_key: 'rm_rf' })]: 1,
@@ -61,7 +61,7 @@ describe('smart approvals that escalate (tools/approval_smart.py _smart_verdict,
       line('post_approval_response', 107, { ...smart, pattern_key: 'sudo', choice: 'smart_approve', decided_by: 'aux_llm' }),
     ]);
     harness.clock.advance(3600);
-    harness.sidecar.sweep();
+    await harness.sidecar.sweep();
     const samples = await harness.samples();
     expect(samples.get(series('hermes_approval_decisions_total', { surface: 'smart', pattern_key: 'rm_rf', choice: 'escalated' }))).toBe(1);
     expect(samples.get(series('hermes_approval_wait_seconds_sum', { surface: 'smart', choice: 'escalated' }))).toBe(3);
@@ -112,7 +112,7 @@ describe('on_session_end as Hermes calls it', () => {
       exit('s1', 120), // between turns: no turn ends
     ]);
     harness.clock.advance(3600);
-    harness.sidecar.sweep();
+    await harness.sidecar.sweep();
     const samples = await harness.samples();
     expect(Object.fromEntries(samplesOf(new Map(samples), 'hermes_turns_finished_total'))).toEqual({
       [series('hermes_turns_finished_total', { platform: 'cli', model: 'm', outcome: 'completed', exit_reason: 'unknown' })]: 1,

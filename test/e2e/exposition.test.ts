@@ -75,7 +75,7 @@ async function populate(harness: ReturnType<typeof populatedSidecar>, accept?: s
   await harness.ingest.post(`/v1/${SENTINEL}path`).set('Content-Type', 'application/json').send(`{"${SENTINEL}": 1}`);
   // orphans: the open spans expire
   harness.clock.advance(61);
-  harness.sidecar.sweep();
+  await harness.sidecar.sweep();
   await harness.sidecar.queue.drained();
   return (await harness.web.get('/metrics').set(accept === undefined ? {} : { Accept: accept }).expect(200)).text;
 }

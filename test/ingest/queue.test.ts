@@ -5,7 +5,7 @@
  */
 import type { Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { nextTurn } from '../../src/ingest/queue.js';
+import { nextTurn } from '../../src/slices.js';
 import { series } from '../support/exposition.js';
 import { listenOnFreePort, rawPost } from '../support/http.js';
 import { startTestSidecar } from '../support/sidecar.js';

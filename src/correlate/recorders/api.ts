@@ -170,7 +170,7 @@ export class ApiRecorder implements Collectable {
     private readonly context: RecorderContext,
     private readonly metrics: ApiMetrics,
   ) {
-    this.inFlight = spanTable<OpenAttempt>(context, 'api');
+    this.inFlight = spanTable<OpenAttempt>(context, 'api', undefined, (attempt) => this.inFlightTally.closed(attempt));
   }
 
   started(call: ApiCall): void {
@@ -180,9 +180,9 @@ export class ApiRecorder implements Collectable {
     this.inFlight.open(compositeKey(call.kind, call.requestId), attempt);
   }
 
-  /** Attempts in flight, counted from the open spans. */
+  /** Attempts in flight, counted as the spans open and close. */
   collect(): void {
-    for (const [labels, change] of this.inFlightTally.changes(this.inFlight.values(), (labels) => labels)) {
+    for (const [labels, change] of this.inFlightTally.changes()) {
       if (change < 0) this.metrics.apiRequestsInFlight.dec(labels, -change);
       else this.metrics.apiRequestsInFlight.inc(labels, change);
     }

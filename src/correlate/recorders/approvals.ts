@@ -9,6 +9,11 @@
  * to a person, who is asked on the cli or gateway surface for the same operation
  * (tools/approval.py, _human_decision). The smart request then ends in the outcome `escalated`
  * when the person's request arrives; it is not an orphan.
+ *
+ * Every event costs O(1), however many requests wait: a session's requests without tool_call_id
+ * wait in three first-in-first-out lists at once (all of them; by surface; by surface and
+ * pattern), so each matching rule reads the head of one list, and a request that leaves (answered,
+ * escalated, expired or evicted) unlinks itself from all three (fifo.ts).
  */
 import { durationBetween } from '../../contract/bounds.js';
 import type { EventData } from '../../contract/events.js';
@@ -16,6 +21,8 @@ import { VALUES, type ValueOf } from '../../metrics/catalogue.js';
 import { closedLabel, type Fallback } from '../../metrics/labels.js';
 import type { OwnedMetrics } from '../../metrics/registry.js';
 import { compositeKey, GaugeTally, spanTable, type Collectable, type RecorderContext } from './context.js';
+import { Fifo, type FifoNode } from '../fifo.js';
+import { IdMap, stringBytes } from '../idMap.js';
 
 type Approval = Extract<EventData, { type: 'approval_requested' | 'approval_responded' }>;
 
@@ -28,37 +35,87 @@ const SMART = 'smart';
 /** decided_by of a smart verdict (tools/approval_smart.py): its response is the smart surface's. */
 const AUXILIARY_MODEL = 'aux_llm';
 
+/** A session's requests without tool_call_id, oldest first: all of them, by surface, by surface and pattern. */
+interface SessionQueue {
+  readonly sessionKey: string;
+  /** The request charged for the session's lists and its key (QUEUE_BYTES); another takes it over when it leaves. */
+  carrier: PendingApproval;
+  readonly all: Fifo<PendingApproval>;
+  readonly bySurface: Map<Surface, Fifo<PendingApproval>>;
+  /** Keyed by surface and pattern: guarded labels, so bounded by the pattern_key cap. */
+  readonly byPattern: Map<string, Fifo<PendingApproval>>;
+}
+
+/** A request's places in its session's three lists. */
+interface QueueNodes {
+  readonly queue: SessionQueue;
+  readonly all: FifoNode<PendingApproval>;
+  readonly surface: FifoNode<PendingApproval>;
+  readonly pattern: FifoNode<PendingApproval>;
+}
+
 interface PendingApproval {
   readonly surface: Surface;
   readonly patternKey: string;
   readonly requestedAt: number;
-  /** The session_key queue this request waits in, when it has no tool_call_id. */
-  readonly fifo: string | undefined;
   readonly key: string;
+  /** Set when the request has no tool_call_id and waits in its session's lists. */
+  nodes: QueueNodes | undefined;
 }
+
+/**
+ * Bytes charged on top of the table's own per-entry charge (bench/tables.ts, "heap per entry",
+ * measured 1,112 B per request, ids included, with one request per session): each queued request
+ * for its three list nodes; one request of each session for the session's lists, besides the
+ * session key's bytes.
+ */
+const QUEUED_REQUEST_BYTES = 256;
+const QUEUE_BYTES = 1024;
 
 function surfaceOf(event: Approval): Surface {
   if (event.surface === undefined && event.decidedBy === AUXILIARY_MODEL) return SMART;
   return closedLabel(SURFACES, event.surface);
 }
 
+// Guarded label values hold no control characters, so NUL separates them unambiguously.
+const patternListKey = (surface: Surface, patternKey: string): string => `${surface}\u0000${patternKey}`;
+
+function listOf<K>(lists: Map<K, Fifo<PendingApproval>>, key: K): Fifo<PendingApproval> {
+  let list = lists.get(key);
+  if (list === undefined) lists.set(key, (list = new Fifo()));
+  return list;
+}
+
+/** Removes a node from its list, and the list from its map once empty. */
+function unlinkFrom<K>(lists: Map<K, Fifo<PendingApproval>>, key: K, node: FifoNode<PendingApproval>): void {
+  const list = node.list;
+  if (list === undefined) return;
+  list.remove(node);
+  if (list.size === 0) lists.delete(key);
+}
+
 export class ApprovalRecorder implements Collectable {
   private readonly pending;
   private readonly pendingTally = new GaugeTally<{ surface: Surface }>((labels) => labels.surface);
-  // session_key → keys of its requests without tool_call_id, oldest first.
-  private readonly fifos = new Map<string, string[]>();
+  // session_key → its requests without tool_call_id.
+  private readonly queues = new IdMap<SessionQueue>();
   private nextFifoId = 0;
 
   constructor(
     private readonly context: RecorderContext,
     private readonly metrics: OwnedMetrics<'correlate/recorders/approvals'>,
   ) {
-    this.pending = spanTable<PendingApproval>(context, 'approval', (approval) => this.forget(approval));
+    this.pending = spanTable<PendingApproval>(
+      context,
+      'approval',
+      (approval) => this.forget(approval),
+      (approval) => this.pendingTally.closed({ surface: approval.surface }),
+    );
   }
 
-  /** Approvals pending, counted from the open spans. */
+  /** Approvals pending, counted as the requests open and close. */
   collect(): void {
-    for (const [labels, change] of this.pendingTally.changes(this.pending.values(), (approval) => ({ surface: approval.surface }))) {
+    for (const [labels, change] of this.pendingTally.changes()) {
       if (change < 0) this.metrics.approvalsPending.dec(labels, -change);
       else this.metrics.approvalsPending.inc(labels, change);
     }
@@ -69,12 +126,19 @@ export class ApprovalRecorder implements Collectable {
     const patternKey = this.context.labels.value('pattern_key', event.patternKey);
     this.metrics.approvalRequests.inc({ surface, pattern_key: patternKey });
     if (surface !== SMART) this.escalateSmartRequest(event, patternKey, observedAt);
-    const fifo = event.toolCallId === undefined ? (event.sessionKey ?? '') : undefined;
-    const key =
-      fifo === undefined ? compositeKey('id', event.toolCallId ?? '') : compositeKey('fifo', String(this.nextFifoId++));
-    if (fifo !== undefined) this.queueOf(fifo).push(key);
     this.pendingTally.opened({ surface });
-    this.pending.open(key, { surface, patternKey, requestedAt: observedAt, fifo, key });
+    if (event.toolCallId !== undefined) {
+      const key = compositeKey('id', event.toolCallId);
+      this.pending.open(key, { surface, patternKey, requestedAt: observedAt, key, nodes: undefined });
+      return;
+    }
+    const sessionKey = event.sessionKey ?? '';
+    const key = compositeKey('fifo', String(this.nextFifoId++));
+    const approval: PendingApproval = { surface, patternKey, requestedAt: observedAt, key, nodes: undefined };
+    // Opened before it is queued: a full table evicts older requests first, never this one.
+    const queued = this.queues.get(sessionKey) === undefined ? QUEUED_REQUEST_BYTES + QUEUE_BYTES + stringBytes(sessionKey) : QUEUED_REQUEST_BYTES;
+    this.pending.open(key, approval, queued);
+    this.enqueue(approval, sessionKey);
   }
 
   responded(event: Approval, observedAt: number): void {
@@ -84,7 +148,6 @@ export class ApprovalRecorder implements Collectable {
     this.metrics.approvalDecisions.inc({ surface, pattern_key: patternKey, choice });
     const request = this.match(event, surface, patternKey);
     if (request === undefined) return;
-    this.forget(request);
     const wait = durationBetween(request.requestedAt, observedAt);
     if (wait === undefined) this.context.valueRejected('duration');
     else this.metrics.approvalWait.observe({ surface, choice }, wait);
@@ -98,15 +161,11 @@ export class ApprovalRecorder implements Collectable {
   private escalateSmartRequest(event: Approval, patternKey: string, observedAt: number): void {
     const key =
       event.toolCallId === undefined
-        ? this.fifos.get(event.sessionKey ?? '')?.find((candidate) => {
-            const waiting = this.pending.get(candidate);
-            return waiting?.surface === SMART && waiting.patternKey === patternKey;
-          })
+        ? this.queues.get(event.sessionKey ?? '')?.byPattern.get(patternListKey(SMART, patternKey))?.first?.key
         : compositeKey('id', event.toolCallId);
     if (key === undefined || this.pending.get(key)?.surface !== SMART) return;
-    const smart = this.pending.close(key);
+    const smart = this.take(key);
     if (smart === undefined) return;
-    this.forget(smart);
     this.metrics.approvalDecisions.inc({ surface: SMART, pattern_key: smart.patternKey, choice: 'escalated' });
     this.metrics.approvalWait.observe({ surface: SMART, choice: 'escalated' }, Math.max(0, observedAt - smart.requestedAt));
   }
@@ -116,33 +175,52 @@ export class ApprovalRecorder implements Collectable {
    * of the same surface, else its oldest (requests of one session can wait on several surfaces).
    */
   private match(event: Approval, surface: Surface, patternKey: string): PendingApproval | undefined {
-    if (event.toolCallId !== undefined) return this.pending.close(compositeKey('id', event.toolCallId));
-    const queue = this.fifos.get(event.sessionKey ?? '');
+    if (event.toolCallId !== undefined) return this.take(compositeKey('id', event.toolCallId));
+    const queue = this.queues.get(event.sessionKey ?? '');
     if (queue === undefined) return undefined;
-    const waiting = (key: string) => this.pending.get(key);
-    const key =
-      queue.find((candidate) => waiting(candidate)?.surface === surface && waiting(candidate)?.patternKey === patternKey) ??
-      queue.find((candidate) => waiting(candidate)?.surface === surface) ??
-      queue[0];
-    return key === undefined ? undefined : this.pending.close(key);
+    const oldest =
+      queue.byPattern.get(patternListKey(surface, patternKey))?.first ?? queue.bySurface.get(surface)?.first ?? queue.all.first;
+    return oldest === undefined ? undefined : this.take(oldest.key);
   }
 
-  /** Removes a request from its session's queue. */
-  private forget(approval: PendingApproval): void {
-    if (approval.fifo === undefined) return;
-    const queue = this.fifos.get(approval.fifo);
-    if (queue === undefined) return;
-    const index = queue.indexOf(approval.key);
-    if (index !== -1) queue.splice(index, 1);
-    if (queue.length === 0) this.fifos.delete(approval.fifo);
+  /** Closes a pending request and takes it out of its session's lists. */
+  private take(key: string): PendingApproval | undefined {
+    const approval = this.pending.close(key);
+    if (approval !== undefined) this.forget(approval);
+    return approval;
   }
 
-  private queueOf(sessionKey: string): string[] {
-    let queue = this.fifos.get(sessionKey);
+  private enqueue(approval: PendingApproval, sessionKey: string): void {
+    let queue = this.queues.get(sessionKey);
     if (queue === undefined) {
-      queue = [];
-      this.fifos.set(sessionKey, queue);
+      queue = { sessionKey, carrier: approval, all: new Fifo(), bySurface: new Map(), byPattern: new Map() };
+      this.queues.set(sessionKey, queue);
     }
-    return queue;
+    approval.nodes = {
+      queue,
+      all: queue.all.push(approval),
+      surface: listOf(queue.bySurface, approval.surface).push(approval),
+      pattern: listOf(queue.byPattern, patternListKey(approval.surface, approval.patternKey)).push(approval),
+    };
+  }
+
+  /**
+   * Removes a request from its session's lists, and the session once it has none; the session's
+   * charge passes to its oldest request left.
+   */
+  private forget(approval: PendingApproval): void {
+    const nodes = approval.nodes;
+    if (nodes === undefined) return;
+    approval.nodes = undefined;
+    const { queue } = nodes;
+    queue.all.remove(nodes.all);
+    unlinkFrom(queue.bySurface, approval.surface, nodes.surface);
+    unlinkFrom(queue.byPattern, patternListKey(approval.surface, approval.patternKey), nodes.pattern);
+    const next = queue.all.first;
+    if (next === undefined) this.queues.delete(queue.sessionKey);
+    else if (queue.carrier === approval) {
+      queue.carrier = next;
+      this.pending.charge(next.key, QUEUE_BYTES + stringBytes(queue.sessionKey));
+    }
   }
 }

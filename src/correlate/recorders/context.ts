@@ -9,10 +9,14 @@ import type { PriceTable } from './pricing.js';
 interface SpanLimits {
   readonly ttlSeconds: number;
   readonly maxEntries: number;
+  /** Byte budget of each span table (spans.ts, ENTRY_OVERHEAD_BYTES). */
+  readonly maxBytes: number;
 }
 
+/** A table with a TTL sweep that can run in slices (slices.ts). */
 export interface Sweepable {
-  sweep(): void;
+  /** A sweep as of now, in steps: each call does a small, bounded piece of it and returns false once it is done. */
+  sweepSteps(): () => boolean;
 }
 
 /** A recorder with gauges computed from its state at scrape time. */
@@ -25,6 +29,8 @@ export interface RecorderContext {
   readonly clock: Clock;
   readonly spans: SpanLimits;
   readonly sessionTtlSeconds: number;
+  /** Byte budget of the session table. */
+  readonly sessionMaxBytes: number;
   /** The operator's prices, for calls Hermes did not price. */
   readonly prices: PriceTable;
   /** Each recorder registers its tables here so one timer sweeps them all. */
@@ -39,19 +45,32 @@ export interface RecorderContext {
 
 export type SpanKind = ValueOf<'span_kind'>;
 
+/** The state table each kind of span is kept in, as counted when an entry is evicted. */
+const TABLE_OF_KIND: Readonly<Record<SpanKind, ValueOf<'state_table'>>> = {
+  api: 'api_attempts',
+  tool: 'tool_calls',
+  turn: 'turns',
+  approval: 'approvals',
+  subagent: 'subagents',
+};
+
 /** A span table whose lost entries count as orphaned spans of one kind. */
 export function spanTable<V>(
   context: RecorderContext,
   kind: SpanKind,
   onOrphan: (value: V, cause: OrphanCause) => void = () => undefined,
+  onRemove?: (value: V) => void,
 ): SpanTable<V> {
   const table = new SpanTable<V>({
     clock: context.clock,
     ttlSeconds: context.spans.ttlSeconds,
     maxEntries: context.spans.maxEntries,
+    maxBytes: context.spans.maxBytes,
+    onRemove,
     onOrphan: (value, cause) => {
       onOrphan(value, cause);
       context.spanMetrics.orphanedSpans.inc({ kind });
+      if (cause === 'evicted') context.evicted(TABLE_OF_KIND[kind]);
     },
   });
   context.track(table);
@@ -59,16 +78,17 @@ export function spanTable<V>(
 }
 
 /**
- * Counts open entries per label set for a gauge computed at scrape time, and reports each label
- * set's change since the last scrape. Writing changes rather than values keeps label sets that
- * the series budget folds into one overflow series summed there (a `set` per label set would
- * overwrite), and a label set reported for the first time is written even at 0, so a series
- * exists from its first span on, scraped in between or not. Label values are guarded, so the
- * label sets remembered are bounded by the label caps.
+ * Counts open entries per label set for a gauge read at scrape time, and reports each label set's
+ * change since the last scrape. A table calls `opened` and `closed` as its entries come and go
+ * (closed through the table's one removal path, spans.ts), so a scrape reads counts instead of
+ * scanning every open entry. Writing changes rather than values keeps label sets that the series
+ * budget folds into one overflow series summed there (a `set` per label set would overwrite), and
+ * a label set reported for the first time is written even at 0, so a series exists from its first
+ * span on, scraped in between or not. Label values are guarded, so the label sets remembered are
+ * bounded by the label caps.
  */
 export class GaugeTally<L extends { readonly [label: string]: string }> {
-  private readonly reported = new Map<string, { readonly labels: L; value: number }>();
-  private readonly pending = new Map<string, L>();
+  private readonly counts = new Map<string, { readonly labels: L; open: number; reported: number; isNew: boolean }>();
 
   /**
    * `keyOf` tells label sets apart. A tally of one label passes that label's value: every span
@@ -76,34 +96,27 @@ export class GaugeTally<L extends { readonly [label: string]: string }> {
    */
   constructor(private readonly keyOf: (labels: L) => string = joinedKey) {}
 
-  /** Remembers the label set of a span being opened. */
+  /** Counts a span being opened. */
   opened(labels: L): void {
     const key = this.keyOf(labels);
-    if (!this.reported.has(key) && !this.pending.has(key)) this.pending.set(key, labels);
+    const count = this.counts.get(key);
+    if (count === undefined) this.counts.set(key, { labels, open: 1, reported: 0, isNew: true });
+    else count.open += 1;
+  }
+
+  /** Counts a span that left its table (each span once, after its `opened`). */
+  closed(labels: L): void {
+    const count = this.counts.get(this.keyOf(labels));
+    if (count !== undefined) count.open -= 1;
   }
 
   /** [labels, change] for every label set whose count changed, or that was never reported. */
-  changes<V>(entries: Iterable<V>, labelsOf: (entry: V) => L): [L, number][] {
-    const counts = new Map<string, { readonly labels: L; count: number }>();
-    for (const entry of entries) {
-      const labels = labelsOf(entry);
-      const key = this.keyOf(labels);
-      const current = counts.get(key);
-      if (current === undefined) counts.set(key, { labels, count: 1 });
-      else current.count += 1;
-    }
-    for (const [key, labels] of this.pending) if (!counts.has(key)) counts.set(key, { labels, count: 0 });
-    this.pending.clear();
+  changes(): [L, number][] {
     const changes: [L, number][] = [];
-    for (const [key, last] of this.reported) {
-      const count = counts.get(key)?.count ?? 0;
-      counts.delete(key);
-      if (count !== last.value) changes.push([last.labels, count - last.value]);
-      last.value = count;
-    }
-    for (const [key, { labels, count }] of counts) {
-      this.reported.set(key, { labels, value: count });
-      changes.push([labels, count]);
+    for (const count of this.counts.values()) {
+      if (count.isNew || count.open !== count.reported) changes.push([count.labels, count.open - count.reported]);
+      count.reported = count.open;
+      count.isNew = false;
     }
     return changes;
   }

@@ -26,6 +26,8 @@ export class SessionRecorder implements Collectable {
       clock: context.clock,
       ttlSeconds: context.sessionTtlSeconds,
       maxEntries: context.spans.maxEntries,
+      maxBytes: context.sessionMaxBytes,
+      onRemove: (labels) => this.activeTally.closed(labels),
       onOrphan: (_labels, cause) => {
         if (cause === 'evicted') context.evicted('sessions');
       },
@@ -41,9 +43,9 @@ export class SessionRecorder implements Collectable {
     this.active.open(event.sessionId, labels);
   }
 
-  /** Sessions active, counted from the table. */
+  /** Sessions active, counted as sessions start, end and expire. */
   collect(): void {
-    for (const [labels, change] of this.activeTally.changes(this.active.values(), (labels) => labels)) {
+    for (const [labels, change] of this.activeTally.changes()) {
       if (change < 0) this.metrics.sessionsActive.dec(labels, -change);
       else this.metrics.sessionsActive.inc(labels, change);
     }

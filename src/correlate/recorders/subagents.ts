@@ -18,7 +18,7 @@ export class SubagentRecorder implements Collectable {
     private readonly context: RecorderContext,
     private readonly metrics: OwnedMetrics<'correlate/recorders/subagents'>,
   ) {
-    this.active = spanTable<{ role: string }>(context, 'subagent');
+    this.active = spanTable<{ role: string }>(context, 'subagent', undefined, (labels) => this.activeTally.closed(labels));
   }
 
   started(event: Started): void {
@@ -29,9 +29,9 @@ export class SubagentRecorder implements Collectable {
     this.active.open(event.childSessionId, labels);
   }
 
-  /** Subagents running, counted from the open spans. */
+  /** Subagents running, counted as the spans open and close. */
   collect(): void {
-    for (const [labels, change] of this.activeTally.changes(this.active.values(), (labels) => labels)) {
+    for (const [labels, change] of this.activeTally.changes()) {
       if (change < 0) this.metrics.subagentsActive.dec(labels, -change);
       else this.metrics.subagentsActive.inc(labels, change);
     }

@@ -23,7 +23,7 @@ export class ToolRecorder implements Collectable {
     private readonly context: RecorderContext,
     private readonly metrics: OwnedMetrics<'correlate/recorders/tools'>,
   ) {
-    this.inFlight = spanTable<{ tool: string }>(context, 'tool');
+    this.inFlight = spanTable<{ tool: string }>(context, 'tool', undefined, (labels) => this.inFlightTally.closed(labels));
   }
 
   started(event: Started): void {
@@ -34,9 +34,9 @@ export class ToolRecorder implements Collectable {
     this.inFlight.open(event.toolCallId, labels);
   }
 
-  /** Tool calls in flight, counted from the open spans. */
+  /** Tool calls in flight, counted as the spans open and close. */
   collect(): void {
-    for (const [labels, change] of this.inFlightTally.changes(this.inFlight.values(), (labels) => labels)) {
+    for (const [labels, change] of this.inFlightTally.changes()) {
       if (change < 0) this.metrics.toolCallsInFlight.dec(labels, -change);
       else this.metrics.toolCallsInFlight.inc(labels, change);
     }

@@ -13,6 +13,7 @@ import { UNKNOWN } from '../../metrics/labels.js';
 import type { OwnedMetrics } from '../../metrics/registry.js';
 import { spanTable, type RecorderContext } from './context.js';
 import { durationBetween } from '../../contract/bounds.js';
+import { IdMap, stringBytes } from '../idMap.js';
 
 type Started = Extract<EventData, { type: 'turn_started' }>;
 type Finished = Extract<EventData, { type: 'turn_finished' }>;
@@ -45,10 +46,18 @@ function exitReasonBase(reason: string | undefined): string | undefined {
   return (parenthesis === -1 ? reason : reason.slice(0, parenthesis)).trim();
 }
 
+/**
+ * Bytes charged to a turn indexed by its session, besides the session id: its share of the
+ * session's set (measured 455 B per turn, ids included, with one turn per session; bench/tables.ts).
+ */
+const SESSION_INDEX_BYTES = 128;
+
 export class TurnRecorder {
   private readonly turns;
-  // session_id → its open turns that pre_llm_call named the session of, for the CLI's exit.
-  private readonly bySession = new Map<string, Set<string>>();
+  // session_id → its open turns that pre_llm_call named the session of, for the CLI's exit. The
+  // turns' states keep the ids, so each turn's entry is charged for them (stateOf, started).
+  // A set of states, not of ids: a Set of long ids would hash them by length, as a Map would.
+  private readonly bySession = new IdMap<Set<TurnState>>();
 
   constructor(
     private readonly context: RecorderContext,
@@ -69,9 +78,10 @@ export class TurnRecorder {
     state.platform = event.platform;
     if (event.sessionId !== undefined && state.sessionId === undefined) {
       state.sessionId = event.sessionId;
+      this.turns.charge(event.turnId, stringBytes(event.sessionId) + SESSION_INDEX_BYTES);
       let open = this.bySession.get(event.sessionId);
       if (open === undefined) this.bySession.set(event.sessionId, (open = new Set()));
-      open.add(state.turnId);
+      open.add(state);
     }
   }
 
@@ -94,7 +104,7 @@ export class TurnRecorder {
   /** A CLI exit: the session's open turns end with it. */
   private sessionExited(event: Finished, observedAt: number): void {
     const open = event.sessionId === undefined ? undefined : this.bySession.get(event.sessionId);
-    for (const turnId of [...(open ?? [])]) this.finish(event, this.close(turnId), observedAt);
+    for (const state of [...(open ?? [])]) this.finish(event, this.close(state.turnId), observedAt);
   }
 
   private finish(event: Finished, state: TurnState | undefined, observedAt: number): void {
@@ -147,7 +157,7 @@ export class TurnRecorder {
   private unindex(state: TurnState): void {
     if (state.sessionId === undefined) return;
     const open = this.bySession.get(state.sessionId);
-    open?.delete(state.turnId);
+    open?.delete(state);
     if (open?.size === 0) this.bySession.delete(state.sessionId);
   }
 
@@ -155,7 +165,7 @@ export class TurnRecorder {
     const existing = this.turns.get(turnId);
     if (existing !== undefined) return existing;
     const state: TurnState = { turnId, startedAt: undefined, platform: undefined, sessionId: undefined, apiCalls: 0, toolCalls: 0 };
-    this.turns.open(turnId, state);
+    this.turns.open(turnId, state, stringBytes(turnId));
     return state;
   }
 }
