@@ -119,7 +119,7 @@ describe('same logical events as the plugin path', () => {
   });
 });
 
-describe('delivery ids are recorded once applied (issue 9, defect 8)', () => {
+describe('delivery ids are recorded once applied', () => {
   it('a delivery refused with 503 is applied when Hermes retries it; a replay after that is a duplicate', async () => {
     let live = 0;
     const harness = startTestSidecar(

@@ -1,5 +1,5 @@
 /**
- * The ingest queue holds batches (issue 9, defect 7): decoded batches wait, bounded in batches
+ * The ingest queue holds batches: decoded batches wait, bounded in batches
  * and in events, one worker applies them in order in slices, a full queue answers 429 +
  * Retry-After, and a 202 still means applied. Real HTTP, concurrent senders.
  */
