@@ -4,22 +4,22 @@
  * a UTF-8 BOM accepted. Real HTTP, bodies that never finish.
  */
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { series } from '../support/exposition.js';
 import { listenOnFreePort, openPost, rawPost, type OpenPost } from '../support/http.js';
 import { startTestSidecar } from '../support/sidecar.js';
+import { scratchDir } from '../support/scratch.js';
 
 const SECRET = 'webhook-shared-secret';
 const TOKEN = 'ingest-token';
 const KiB = 1024;
 
 function fileWith(content: string): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'sidecar-body-')), 'secret');
+  const file = join(scratchDir('sidecar-body-'), 'secret');
   writeFileSync(file, `${content}\n`);
   return file;
 }
