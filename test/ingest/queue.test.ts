@@ -111,9 +111,10 @@ describe('work in slices', () => {
   });
 });
 
+/** Waits for `condition`, checking every 5 ms; the deadline is generous so a loaded machine only makes it slower. */
 async function until(condition: () => boolean): Promise<void> {
-  for (let attempt = 0; !condition(); attempt += 1) {
-    if (attempt > 400) throw new Error('condition not reached');
+  for (const deadline = Date.now() + 20_000; !condition(); ) {
+    if (Date.now() > deadline) throw new Error('condition not reached');
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
