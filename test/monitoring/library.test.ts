@@ -28,7 +28,7 @@ describe('the monitoring library', () => {
     const script = join(dir, 'my-bundle.ts');
     writeFileSync(script, readmeExample().replace("'./monitoring/index.js'", `'${pathToFileURL(join(REPO, 'monitoring/index.ts')).href}'`));
     const tsx = import.meta.resolve('tsx');
-    const result = spawnSync(process.execPath, ['--import', tsx, script], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH } });
+    const result = spawnSync(process.execPath, ['--import', tsx, script], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, TSX_DISABLE_CACHE: '1' } });
     // The child's stack frames are left out of the message: vitest would try to map them.
     const problem = result.stderr.split('\n').filter((line) => !/^\s+at /.test(line)).join('\n');
     expect(result.status, problem).toBe(0);

@@ -89,7 +89,8 @@ describe.skipIf(tool.path === undefined)(`npm run demo, stopped by a signal to n
     // rebuilding it here would rewrite files other suites are starting the sidecar from.
     const npm = spawn('npm', ['run', 'demo', '--ignore-scripts'], {
       cwd: REPO,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME },
+      // No tsx compile cache: the run leaves nothing in the system temp directory.
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, TSX_DISABLE_CACHE: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
       // Its own process group, so a failed run can clean up everything it started.
       detached: true,
