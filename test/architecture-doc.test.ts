@@ -64,7 +64,7 @@ describe('docs/architecture.md', () => {
   it('cites flags and counters that exist', () => {
     const flags = [...DOC.matchAll(/`--([a-z.-]+)`/g)].map(([, flag = '']) => flag);
     expect(flags.length).toBeGreaterThan(0);
-    const known = new Set(OPTIONS.map((option) => option.flag));
+    const known = new Set<string>(OPTIONS.map((option) => option.flag));
     expect(flags.filter((flag) => !known.has(flag))).toEqual([]);
     const counters = [...DOC.matchAll(/`([a-z_]+_total)\b/g)].map(([, name = '']) => name);
     expect(counters.length).toBeGreaterThan(5);
