@@ -8,6 +8,7 @@ export default defineConfig({
   test: {
     include: ['test/deploy/**/*.deploy.ts'],
     globalSetup: ['test/support/global-setup.ts'],
+    setupFiles: ['test/support/scratch-cleanup.ts'],
     testTimeout: 5 * 60_000,
     hookTimeout: 20 * 60_000,
     // One suite at a time: each already keeps both cores busy.

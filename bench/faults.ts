@@ -11,8 +11,8 @@ import { parseArgs } from 'node:util';
 import { HeldPlugin, totalDropped, type PluginStats } from '../test/support/driver.js';
 import { appliedEvents, droppedTotal, scrapeSamples } from '../test/support/accounting.js';
 import type { Samples } from '../test/support/exposition.js';
-import { startSidecarProcess } from '../test/support/process.js';
-import { freePort } from '../test/support/prometheus.js';
+import { startSidecarProcess, type SidecarProcess } from '../test/support/process.js';
+import { retryOnAddressInUse } from '../test/support/ports.js';
 
 const { values } = parseArgs({
   options: { rounds: { type: 'string', default: '5' }, out: { type: 'string', default: 'bench/faults-results.md' }, python: { type: 'string', default: 'python3' } },
@@ -33,8 +33,9 @@ interface Row {
   readonly note: string;
 }
 
-async function ports() {
-  return { web: await freePort(), ingest: await freePort() };
+/** A second sidecar on the ingest port of one just stopped, where the plugin keeps sending. */
+function restartOn(stopped: SidecarProcess): Promise<SidecarProcess> {
+  return retryOnAddressInUse(() => startSidecarProcess([`--ingest.listen-address=${new URL(stopped.ingest).host}`]));
 }
 
 /** A result row from the plugin's final stats and the (last) sidecar's samples. */
@@ -51,12 +52,9 @@ function row(fault: string, final: PluginStats, samples: Samples, appliedBefore:
   };
 }
 
-const addressArgs = (p: { web: number; ingest: number }) => [`--web.listen-address=127.0.0.1:${p.web}`, `--ingest.listen-address=127.0.0.1:${p.ingest}`];
-
 /** Stop (SIGKILL or SIGTERM) under load, restart on the same ports: acknowledged + applied after = emitted. */
 async function stopUnderLoad(signal: 'SIGKILL' | 'SIGTERM'): Promise<Row> {
-  const p = await ports();
-  const first = await startSidecarProcess(addressArgs(p));
+  const first = await startSidecarProcess();
   const plugin = await HeldPlugin.start(python, `${first.ingest}/v1/events`, pluginEnv);
   const emitting = plugin.command('events 5000 5000');
   await sleep(400);
@@ -64,7 +62,7 @@ async function stopUnderLoad(signal: 'SIGKILL' | 'SIGTERM'): Promise<Row> {
   await emitting;
   const atStop: PluginStats = await plugin.stats();
   const appliedBefore = signal === 'SIGTERM' ? Number(first.logs.find((line) => line.msg === 'stopped')?.applied_events) : atStop.events_delivered;
-  const second = await startSidecarProcess(addressArgs(p));
+  const second = await restartOn(first);
   const final = await plugin.flushAll();
   await sleep(1200);
   const samples = await scrapeSamples(second);
@@ -75,14 +73,13 @@ async function stopUnderLoad(signal: 'SIGKILL' | 'SIGTERM'): Promise<Row> {
 
 /** Sidecar down longer than the retry buffer holds. */
 async function overflow(): Promise<Row> {
-  const p = await ports();
-  const first = await startSidecarProcess(addressArgs(p));
+  const first = await startSidecarProcess();
   const plugin = await HeldPlugin.start(python, `${first.ingest}/v1/events`, { ...pluginEnv, HERMES_SIDECAR_BUFFER_SIZE: '1000' });
   await plugin.command('events 500 0');
   await plugin.flushAll();
   await first.stop('SIGKILL');
   await plugin.command('events 4000 0');
-  const second = await startSidecarProcess(addressArgs(p));
+  const second = await restartOn(first);
   const final = await plugin.flushAll();
   await sleep(1200);
   const samples = await scrapeSamples(second);

@@ -3,10 +3,13 @@
  * dashboards, rules and configuration files for your own selector, thresholds and runbook
  * without editing the sources.
  *
- *   import { build } from 'hermes-prometheus-sidecar/monitoring';  // or ./monitoring/index.ts
+ *   import { build } from './monitoring/index.js';  // a script at the root of a clone, run with tsx
  *   for (const file of build({ selector: 'cluster="eu1", job="agents"', thresholds: { costUsdPerHour: 50 } })) {
  *     writeFileSync(file.path, file.contents);
  *   }
+ *
+ * It is used from a clone (README, "Monitoring bundle"): it needs the Grafana foundation SDK, a
+ * development dependency, so the npm package ships the generated files, not this library.
  *
  * `build()` with no options produces exactly the committed files.
  */

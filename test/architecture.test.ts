@@ -7,23 +7,10 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { LAYERS } from './support/layers.js';
 
 const SRC = path.resolve(import.meta.dirname, '../src');
 
-/** Layer of each stage; root files not listed here are the composition root (top). */
-const LAYERS: Readonly<Record<string, number>> = {
-  'clock.ts': 0,
-  'errors.ts': 0,
-  'log.ts': 0,
-  'slices.ts': 0,
-  'version.ts': 0,
-  metrics: 1,
-  contract: 2,
-  correlate: 3,
-  exposition: 4,
-  ingest: 5,
-  web: 6,
-};
 const ROOT = 10;
 
 function sourceFiles(dir: string): string[] {

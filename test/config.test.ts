@@ -1,13 +1,13 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, envName, helpText, loadConfig, OPTIONS, parseListenAddress } from '../src/config.js';
 import { DEFAULT_BUCKETS } from '../src/metrics/catalogue.js';
 import { OPEN_LABELS } from '../src/metrics/labels.js';
+import { scratchDir } from './support/scratch.js';
 
 const tempFile = (name: string, text: string): string => {
-  const file = join(mkdtempSync(join(tmpdir(), 'sidecar-config-')), name);
+  const file = join(scratchDir('sidecar-config-'), name);
   writeFileSync(file, text);
   return file;
 };

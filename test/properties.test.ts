@@ -5,8 +5,7 @@
  * the same properties for longer (FUZZ_SECONDS per property).
  */
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { stringify as stringifyYaml } from 'yaml';
@@ -16,6 +15,7 @@ import { MAPPED_EVENTS } from '../src/contract/hooks.js';
 import { sanitizeLabelValue } from '../src/metrics/labels.js';
 import { series } from './support/exposition.js';
 import { startTestSidecar, type TestSidecar } from './support/sidecar.js';
+import { scratchDir } from './support/scratch.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
 const TIME_LIMIT_MS = Number(process.env.FUZZ_SECONDS ?? 8) * 1000;
@@ -139,7 +139,7 @@ describe('properties', () => {
 
 describe('properties of the other inputs', () => {
   it('arbitrary signed webhook bodies never get a 5xx and never break /metrics', async () => {
-    const secretDir = mkdtempSync(join(tmpdir(), 'sidecar-fuzz-'));
+    const secretDir = scratchDir('sidecar-fuzz-');
     writeFileSync(join(secretDir, 'secret'), 'fuzz-secret');
     const harness = startTestSidecar({ 'webhook.secret-file': join(secretDir, 'secret') });
     const delivery = fc.oneof(
@@ -159,7 +159,7 @@ describe('properties of the other inputs', () => {
   });
 
   it('arbitrary config files either load or fail with a ConfigError, never anything else', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sidecar-fuzz-config-'));
+    const dir = scratchDir('sidecar-fuzz-config-');
     const file = join(dir, 'config.yaml');
     const value = fc.oneof(fc.integer(), fc.double(), fc.string(), fc.boolean(), fc.constant(null), fc.array(fc.oneof(fc.double(), fc.string()), { maxLength: 4 }));
     const section = fc.dictionary(fc.constantFrom('listen_address', 'queue_capacity', 'max-body-bytes', 'telemetry-path', 'cap', 'allow', 'rewrite', 'api_seconds', 'count', 'level', 'bogus'), value, { maxKeys: 4 });

@@ -78,7 +78,7 @@ class RecordingSidecar(object):
     """A sidecar stub: records every POST and answers what ``respond(request, index)`` says
     (``(status, headers_dict, body_bytes)``); by default 202 with an accepted count."""
 
-    def __init__(self, respond=None, port=0):
+    def __init__(self, respond=None, sock=None):
         self.requests = []
         self.answered = 0
         self.condition = threading.Condition()
@@ -112,7 +112,15 @@ class RecordingSidecar(object):
             def log_message(self, *_args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        if sock is None:
+            self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        else:
+            # Listen on a port this process already holds (closed_port): never a released one.
+            self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler, bind_and_activate=False)
+            self.server.socket.close()
+            self.server.socket = sock
+            self.server.server_address = sock.getsockname()
+            self.server.server_activate()
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         self.url = "http://127.0.0.1:%d/v1/events" % self.port
@@ -216,13 +224,24 @@ class BlackHole(object):
         self.sock.close()
 
 
+def closed_port():
+    """A loopback port held bound but not listening: a connection is refused, as where no
+    sidecar runs, and no other process can take the port meanwhile. ``(socket, port, url)``;
+    hand the socket to ``RecordingSidecar(sock=...)`` to start listening there."""
+    held = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    held.bind(("127.0.0.1", 0))
+    port = held.getsockname()[1]
+    return held, port, "http://127.0.0.1:%d/v1/events" % port
+
+
+_HELD = []
+
+
 def unused_port_url():
-    """A loopback URL where nothing listens (the port was bound then released)."""
-    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port, "http://127.0.0.1:%d/v1/events" % port
+    """A loopback URL where nothing listens (``closed_port``, held until the process exits)."""
+    held, port, url = closed_port()
+    _HELD.append(held)
+    return port, url
 
 
 def fast_config(url, **overrides):

@@ -4,19 +4,23 @@
  * Copies the bundled bridge plugin (`plugin/hermes_prometheus_bridge/`, minus `__pycache__`)
  * into `$HERMES_HOME/plugins/hermes_prometheus_bridge/`, where Hermes discovers user plugins.
  * With `--enable` it also lists the plugin under `plugins.enabled` in `$HERMES_HOME/config.yaml`,
- * editing the YAML document in place so comments, key order and other settings survive.
+ * adding that one line to the file and keeping every other byte (hermesConfig.ts).
  *
  * The config is checked before anything is copied, so a refused config leaves the Hermes home
  * untouched. Writes go to a temporary sibling first and are renamed into place.
  */
-import { chmod, copyFile, mkdir, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { isMap, isScalar, isSeq, parseDocument, type Document, type ToStringOptions } from 'yaml';
+import { parseDocument } from 'yaml';
+import { closest } from '../suggest.js';
+import { PLUGIN_NAME, planConfigEdit, writeConfig } from './hermesConfig.js';
+import { errorCode, InstallError } from './installError.js';
 
-export const PLUGIN_NAME = 'hermes_prometheus_bridge';
+export { PLUGIN_NAME };
+
 const DEFAULT_SIDECAR_URL = 'http://127.0.0.1:9479/v1/events';
 const SKIPPED_NAMES = new Set(['__pycache__']);
 const SKIPPED_SUFFIXES = ['.pyc', '.pyo'];
@@ -47,13 +51,22 @@ export function defaultPluginSourceDir(): string {
   return fileURLToPath(new URL(`../../plugin/${PLUGIN_NAME}/`, import.meta.url));
 }
 
-/** A refusal with a message for the user; anything else escaping is a bug. */
-class InstallError extends Error {}
 
 interface Options {
   readonly hermesHome: string | undefined;
   readonly enable: boolean;
   readonly help: boolean;
+}
+
+const OPTION_NAMES = ['hermes-home', 'enable', 'help'];
+
+/** parseArgs names an unknown option; say which one was probably meant, as the sidecar's flags do. */
+function argumentError(error: unknown): string {
+  const { code, message } = error as { code?: string; message: string };
+  if (code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return message;
+  const named = /'(-[^' ]*)/.exec(message)?.[1] ?? '';
+  const near = closest(named.replace(/^-+/, ''), OPTION_NAMES);
+  return near === undefined ? `${named} is not an option` : `${named} is not an option: did you mean --${near}?`;
 }
 
 function parseOptions(argv: readonly string[]): Options {
@@ -83,9 +96,6 @@ export function resolveHermesHome(flag: string | undefined, env: NodeJS.ProcessE
   return path.resolve(expandHome(chosen, env));
 }
 
-function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
-}
 
 // ---------------------------------------------------------------------------- plugin copy
 
@@ -160,107 +170,6 @@ async function exists(file: string): Promise<boolean> {
   }
 }
 
-// ---------------------------------------------------------------------------- config edit
-
-interface ConfigPlan {
-  readonly file: string;
-  /** New file text, or undefined when the plugin is already enabled (nothing to write). */
-  readonly text: string | undefined;
-  readonly created: boolean;
-  readonly deniedToo: boolean;
-}
-
-function describeNode(node: unknown): string {
-  if (isSeq(node)) return 'a list';
-  if (isMap(node)) return 'a mapping';
-  if (isScalar(node)) return `a ${typeof node.value}`;
-  return 'an alias or tag';
-}
-
-function isNullScalar(node: unknown): boolean {
-  return node === undefined || node === null || (isScalar(node) && node.value === null);
-}
-
-function listsPlugin(node: unknown): boolean {
-  return isSeq(node) && node.items.some((item) => isScalar(item) && item.value === PLUGIN_NAME);
-}
-
-/**
- * Stringify options that keep the file looking as it did: no re-folding of long strings, flow
- * lists as `[a, b]`, and block lists indented the way the file already indents them. PyYAML (and
- * so a config Hermes wrote) puts `- item` level with its key; hand-written files often indent it.
- */
-function formattingLike(source: string): ToStringOptions {
-  const unindentedList = /^( *)[^ #\n-][^\n]*:[ \t]*(#[^\n]*)?\r?\n\1- /m.test(source);
-  return { lineWidth: 0, flowCollectionPadding: false, indentSeq: !unindentedList };
-}
-
-/** Add the plugin to `plugins.enabled` of a parsed config; returns false when already there. */
-function enableInDocument(doc: Document, file: string): boolean {
-  if (isNullScalar(doc.contents)) doc.contents = doc.createNode({});
-  if (!isMap(doc.contents)) throw new InstallError(`${file}: the top level is not a mapping; refusing to edit it`);
-  const plugins: unknown = doc.get('plugins', true);
-  if (isNullScalar(plugins)) {
-    doc.set('plugins', doc.createNode({ enabled: [PLUGIN_NAME] }));
-    return true;
-  }
-  if (!isMap(plugins)) {
-    throw new InstallError(`${file}: "plugins" is ${describeNode(plugins)}, expected a mapping; refusing to edit it`);
-  }
-  const enabled: unknown = plugins.get('enabled', true);
-  if (isNullScalar(enabled)) {
-    plugins.set('enabled', doc.createNode([PLUGIN_NAME]));
-    return true;
-  }
-  if (!isSeq(enabled)) {
-    throw new InstallError(`${file}: "plugins.enabled" is ${describeNode(enabled)}, expected a list; refusing to edit it`);
-  }
-  if (listsPlugin(enabled)) return false;
-  enabled.add(doc.createNode(PLUGIN_NAME));
-  return true;
-}
-
-async function planConfigEdit(hermesHome: string): Promise<ConfigPlan> {
-  const file = path.join(hermesHome, 'config.yaml');
-  let source: string;
-  try {
-    source = await readFile(file, 'utf8');
-  } catch (error) {
-    if (errorCode(error) === 'ENOENT') {
-      return { file, text: `plugins:\n  enabled:\n    - ${PLUGIN_NAME}\n`, created: true, deniedToo: false };
-    }
-    throw new InstallError(`cannot read ${file} (${errorCode(error) ?? (error as Error).message}); refusing to edit it`);
-  }
-  const doc = parseDocument(source, { prettyErrors: true });
-  const [firstError] = doc.errors;
-  if (firstError !== undefined) {
-    const where = firstError.linePos?.[0];
-    const at = where === undefined ? '' : ` at line ${where.line}, column ${where.col}`;
-    throw new InstallError(`${file} is not valid YAML${at} (${firstError.code}); refusing to edit it`);
-  }
-  const changed = enableInDocument(doc, file);
-  const denied: unknown = doc.getIn(['plugins', 'disabled'], true);
-  const text = changed ? doc.toString(formattingLike(source)) : undefined;
-  return { file, text, created: false, deniedToo: listsPlugin(denied) };
-}
-
-/** Replace the file through a temporary sibling, keeping its permissions and any symlink. */
-async function writeConfig(file: string, text: string, created: boolean): Promise<void> {
-  let temporary: string | undefined;
-  try {
-    const target = created ? file : await realpath(file);
-    const mode = created ? undefined : (await stat(target)).mode & 0o7777;
-    temporary = `${target}.${PLUGIN_NAME}-${process.pid}.tmp`;
-    await mkdir(path.dirname(target), { recursive: true });
-    await writeFile(temporary, text, { encoding: 'utf8', mode: mode ?? 0o644 });
-    if (mode !== undefined) await chmod(temporary, mode);
-    await rename(temporary, target);
-  } catch (error) {
-    if (temporary !== undefined) await rm(temporary, { force: true });
-    throw new InstallError(`could not write ${file}: ${(error as Error).message}`);
-  }
-}
-
 // ---------------------------------------------------------------------------- command
 
 async function install(options: Options, io: InstallPluginIo): Promise<void> {
@@ -300,7 +209,7 @@ export async function runInstallPlugin(argv: string[], io: InstallPluginIo): Pro
   try {
     options = parseOptions(argv);
   } catch (error) {
-    io.stderr(`install-plugin: ${(error as Error).message}\n\n${INSTALL_PLUGIN_HELP}`);
+    io.stderr(`install-plugin: ${argumentError(error)}\n\n${INSTALL_PLUGIN_HELP}`);
     return 2;
   }
   if (options.help) {

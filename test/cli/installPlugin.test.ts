@@ -242,6 +242,36 @@ describe('install-plugin --enable', () => {
     await expect(stat(path.join(home, 'plugins'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
+  it.each([
+    [
+      'spacing before inline comments, quoting and blank lines',
+      [
+        'model:',
+        '  default: "anthropic/claude-sonnet-4.6"    # the main model',
+        "  provider: 'openrouter'\t# tab before the comment",
+        '',
+        '',
+        'plugins:',
+        '  enabled:      # opt-in',
+        '    -   observability/langfuse        # traces',
+        '    # - disabled/for-now',
+        '  disabled:   [ a,  b ]',
+        'display: {theme: dark,   compact: true}',
+        '',
+      ].join('\n'),
+      `    - ${PLUGIN_NAME}`,
+      8,
+    ],
+    ['PyYAML style without a final newline', 'plugins:\n  enabled:\n  - a   # first\ntoolsets:\n- hermes-cli', `  - ${PLUGIN_NAME}`, 3],
+    ['CRLF line endings', 'plugins:\r\n  enabled:\r\n    - a  # x\r\nmodel:  m\r\n', `    - ${PLUGIN_NAME}\r`, 3],
+  ])('keeps every byte of a file with %s, adding one line', async (_name, before, line, at) => {
+    await writeConfig(before);
+    expect((await run(['--hermes-home', home, '--enable'])).code).toBe(0);
+    const lines = before.split('\n');
+    lines.splice(at, 0, line);
+    expect(await readFile(configFile(), 'utf8')).toBe(lines.join('\n'));
+  });
+
   it('refuses an unreadable config', async () => {
     await mkdir(configFile(), { recursive: true }); // a directory where the file should be
     const result = await run(['--hermes-home', home, '--enable']);
@@ -281,6 +311,22 @@ describe('install-plugin: arguments', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Usage: hermes-prometheus-sidecar install-plugin \[--hermes-home DIR\] \[--enable\]\n/);
     expect((await run(['-h'])).stdout).toBe(result.stdout);
+  });
+
+  it.each([
+    ['--enabel', '--enable'],
+    ['--hermes-hom', '--hermes-home'],
+    ['--hermes_home', '--hermes-home'],
+  ])('suggests the option meant for %s', async (typed, meant) => {
+    const result = await run(['--hermes-home', home, typed]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(new RegExp(`^install-plugin: ${typed} is not an option: did you mean ${meant}\\?\n\nUsage: `));
+    await expect(stat(home)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('suggests nothing for an option unlike any', async () => {
+    const result = await run(['--bogus']);
+    expect(result.stderr).toMatch(/^install-plugin: --bogus is not an option\n\nUsage: /);
   });
 
   it.each([[['--bogus']], [['extra-positional']], [['--hermes-home']], [['--hermes-home', '']]])(

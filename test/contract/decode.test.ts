@@ -1,5 +1,5 @@
 /**
- * Decoding in slices (issue 9, defect 3): the same result as decoding in one go, a pause at
+ * Decoding in slices: the same result as decoding in one go, a pause at
  * least every LINES_PER_STEP lines (blank ones included), and bounded work per line.
  */
 import fc from 'fast-check';

@@ -5,13 +5,13 @@
  * of each call by every pricing path. Lines are plugin lines ({event, observed_at, data}) with
  * the wire fields of plugin/hermes_prometheus_bridge/contract.json.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { samplesOf, series } from '../support/exposition.js';
 import { startTestSidecar } from '../support/sidecar.js';
 import { readWebhookDelivery } from '../../src/contract/webhook.js';
+import { scratchDir } from '../support/scratch.js';
 
 const line = (event: string, observedAt: number, data: Record<string, unknown>) => ({ event, observed_at: observedAt, data });
 
@@ -164,7 +164,7 @@ describe('api_request_error\'s exception class (agent/api_request_hooks.py _invo
 describe('cost in USD by pricing path', () => {
   // A price table with round figures, so every expected value is exact.
   const configFile = (): string => {
-    const file = join(mkdtempSync(join(tmpdir(), 'sidecar-prices-')), 'sidecar.yml');
+    const file = join(scratchDir('sidecar-prices-'), 'sidecar.yml');
     writeFileSync(file, [
       'prices:',
       '  openrouter:',
@@ -224,7 +224,7 @@ describe('cost in USD by pricing path', () => {
   });
 
   it('refuses a negative or malformed price at start-up', () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'sidecar-prices-')), 'bad.yml');
+    const file = join(scratchDir('sidecar-prices-'), 'bad.yml');
     writeFileSync(file, 'prices:\n  openrouter:\n    m:\n      input: -1\n      output: 2\n');
     expect(() => startTestSidecar({}, { configFile: file })).toThrow(/prices\.openrouter\.m\.input/);
     writeFileSync(file, 'prices:\n  openrouter:\n    m:\n      input: 1\n');

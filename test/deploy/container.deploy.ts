@@ -18,7 +18,6 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { parseSamples } from '../support/exposition.js';
-import { freePort } from '../support/prometheus.js';
 import { locate } from '../support/tools.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -139,6 +138,20 @@ async function waitUntilReady(url: string): Promise<void> {
   throw new Error(`${url} never answered 200`);
 }
 
+/** The addresses a detached container's sidecar logged once it listened. */
+async function listenedAddresses(name: string): Promise<{ web: string; ingest: string }> {
+  for (let attempt = 0; attempt < 150; attempt += 1) {
+    const listening = podman(['logs', name], { allowFailure: true })
+      .stdout.split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg?: string; web?: string; ingest?: string })
+      .find((line) => line.msg === 'listening');
+    if (listening?.web !== undefined && listening.ingest !== undefined) return { web: listening.web, ingest: listening.ingest };
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${name} never logged its listen addresses: ${podman(['logs', name], { allowFailure: true }).stderr}`);
+}
+
 describe.skipIf(skipReason !== undefined)(`Containerfile under podman (${skipReason ?? 'podman, runc, mmdebstrap'})`, () => {
   beforeAll(() => {
     writePodmanConfig();
@@ -202,11 +215,11 @@ describe.skipIf(skipReason !== undefined)(`Containerfile under podman (${skipRea
   });
 
   it('serves events posted to it, passes its healthcheck, and stops with status 0 on podman stop', async () => {
-    const web = `127.0.0.1:${await freePort()}`;
-    const ingest = `127.0.0.1:${await freePort()}`;
     const name = `hermes-sidecar-test-${process.pid}`;
-    podman(['run', '--detach', '--name', name, '--env', `HERMES_SIDECAR_WEB_LISTEN_ADDRESS=${web}`, '--env', `HERMES_SIDECAR_INGEST_LISTEN_ADDRESS=${ingest}`, IMAGE]);
+    // Host network: the sidecar binds ports of the kernel's choice and logs them ("listening").
+    podman(['run', '--detach', '--name', name, '--env', 'HERMES_SIDECAR_WEB_LISTEN_ADDRESS=127.0.0.1:0', '--env', 'HERMES_SIDECAR_INGEST_LISTEN_ADDRESS=127.0.0.1:0', IMAGE]);
     try {
+      const { web, ingest } = await listenedAddresses(name);
       await waitUntilReady(`http://${web}/-/ready`);
       const posted = await fetch(`http://${ingest}/v1/events`, {
         method: 'POST',

@@ -18,6 +18,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +28,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { sendTraffic, TrafficModel } from '../../tools/traffic.js';
 import { parseSamples } from '../support/exposition.js';
 import { startSidecarProcess, type SidecarProcess } from '../support/process.js';
-import { freePort } from '../support/prometheus.js';
+import { loggedListenAddress } from '../support/ports.js';
 import { locate } from '../support/tools.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -60,6 +61,16 @@ async function eventually<T>(what: string, timeoutMs: number, check: () => Promi
 
 class Processes {
   private readonly children: { child: ChildProcess; stderr: () => string }[] = [];
+
+  /**
+   * Starts a program that binds 127.0.0.1:0 itself (`args` say so) and resolves with the address
+   * it logs, and a reader of its log.
+   */
+  async listening(name: string, binary: string, args: string[]): Promise<{ address: string; stderr: () => string }> {
+    const stderr = this.start(name, binary, args);
+    const child = this.children.at(-1)!.child;
+    return { address: await loggedListenAddress(child, name).address, stderr };
+  }
 
   start(name: string, binary: string, args: string[]): () => string {
     const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -137,7 +148,6 @@ describe.skipIf(skipReason !== undefined)(`fleet: agents, central rules, Alertma
   beforeAll(async () => {
     const started = Date.now();
     // The on-call end: a webhook receiver that records every alert it is sent.
-    const webhookPort = await freePort();
     webhook = createServer((request, response) => {
       let body = '';
       request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
@@ -146,9 +156,9 @@ describe.skipIf(skipReason !== undefined)(`fleet: agents, central rules, Alertma
         response.end('ok');
       });
     });
-    await new Promise<void>((resolve) => webhook.listen(webhookPort, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => webhook.listen(0, '127.0.0.1', resolve));
+    const webhookPort = (webhook.address() as AddressInfo).port;
 
-    const alertmanagerPort = await freePort();
     writeFileSync(
       join(scratch, 'alertmanager.yml'),
       stringifyYaml({
@@ -156,12 +166,13 @@ describe.skipIf(skipReason !== undefined)(`fleet: agents, central rules, Alertma
         receivers: [{ name: 'on-call', webhook_configs: [{ url: `http://127.0.0.1:${webhookPort}/alerts`, send_resolved: false }] }],
       }),
     );
-    const alertmanagerLog = processes.start('alertmanager', 'prometheus-alertmanager', [
+    // Each program binds a port of the kernel's choice and logs it ("Listening on", info level).
+    const alertmanager = await processes.listening('alertmanager', 'prometheus-alertmanager', [
       `--config.file=${join(scratch, 'alertmanager.yml')}`,
       `--storage.path=${join(scratch, 'alertmanager')}`,
-      `--web.listen-address=127.0.0.1:${alertmanagerPort}`,
+      '--web.listen-address=127.0.0.1:0',
       '--cluster.listen-address=',
-      '--log.level=warn',
+      '--log.level=info',
     ]);
 
     // Central: the shipped recording rules as they are, the alert rules with the short `for:`.
@@ -175,29 +186,27 @@ describe.skipIf(skipReason !== undefined)(`fleet: agents, central rules, Alertma
     }
     expect(shortened).toBe(2);
     writeFileSync(join(scratch, 'hermes-alerts.yml'), stringifyYaml(alerts));
-    const centralPort = await freePort();
-    central = `http://127.0.0.1:${centralPort}`;
     writeFileSync(
       join(scratch, 'central.yml'),
       stringifyYaml({
         global: { evaluation_interval: '1s' },
         rule_files: [join(REPO, 'rules/hermes-recording.yml'), join(scratch, 'hermes-alerts.yml')],
-        alerting: { alertmanagers: [{ static_configs: [{ targets: [`127.0.0.1:${alertmanagerPort}`] }] }] },
+        alerting: { alertmanagers: [{ static_configs: [{ targets: [alertmanager.address] }] }] },
       }),
     );
-    const centralLog = processes.start('central prometheus', 'prometheus', [
+    const centralProcess = await processes.listening('central prometheus', 'prometheus', [
       `--config.file=${join(scratch, 'central.yml')}`,
       `--storage.tsdb.path=${join(scratch, 'central')}`,
-      `--web.listen-address=127.0.0.1:${centralPort}`,
+      '--web.listen-address=127.0.0.1:0',
       '--web.enable-remote-write-receiver',
-      '--log.level=warn',
+      '--log.level=info',
     ]);
+    central = `http://${centralProcess.address}`;
 
     // The hosts: one sidecar each, nothing host-specific in their configuration.
     for (const host of HOSTS) sidecars.set(host, await startSidecarProcess());
 
     // Site Prometheus in agent mode: job, instance and site come from its scrape config.
-    const agentPort = await freePort();
     writeFileSync(
       join(scratch, 'agent.yml'),
       stringifyYaml({
@@ -214,16 +223,16 @@ describe.skipIf(skipReason !== undefined)(`fleet: agents, central rules, Alertma
         remote_write: [{ url: `${central}/api/v1/write`, queue_config: { batch_send_deadline: '1s' } }],
       }),
     );
-    const agentLog = processes.start('agent prometheus', 'prometheus', [
+    const agent = await processes.listening('agent prometheus', 'prometheus', [
       '--enable-feature=agent',
       `--config.file=${join(scratch, 'agent.yml')}`,
       `--storage.agent.path=${join(scratch, 'agent')}`,
-      `--web.listen-address=127.0.0.1:${agentPort}`,
-      '--log.level=warn',
+      '--web.listen-address=127.0.0.1:0',
+      '--log.level=info',
     ]);
-    await waitReady(`http://127.0.0.1:${alertmanagerPort}/-/ready`, alertmanagerLog);
-    await waitReady(`${central}/-/ready`, centralLog);
-    await waitReady(`http://127.0.0.1:${agentPort}/-/ready`, agentLog);
+    await waitReady(`http://${alertmanager.address}/-/ready`, alertmanager.stderr);
+    await waitReady(`${central}/-/ready`, centralProcess.stderr);
+    await waitReady(`http://${agent.address}/-/ready`, agent.stderr);
 
     // Normal traffic everywhere; host a already has a few provider errors (5 %, below the 10 % threshold).
     HOSTS.forEach((host, index) => {

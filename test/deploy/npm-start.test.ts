@@ -3,55 +3,12 @@
  * it (drain, close both listeners, exit) instead of living on as an orphan with its ports open.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { alive, childrenOf, refused, waitFor } from '../support/tree.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
-
-/** Pids whose parent is `parent`, from /proc (field 4 of /proc/PID/stat, after the command name). */
-function childrenOf(parent: number): number[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-const refused = (address: string): Promise<boolean> =>
-  new Promise((resolve) => {
-    const [host, port] = [address.slice(0, address.lastIndexOf(':')), Number(address.slice(address.lastIndexOf(':') + 1))];
-    const socket = connect({ host, port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
-  });
-
-async function waitFor(condition: () => boolean, timeoutMs: number): Promise<boolean> {
-  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; ) {
-    if (condition()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return condition();
-}
 
 describe('npm start', () => {
   it('stops the sidecar, its listeners and every child when npm gets SIGTERM', async () => {

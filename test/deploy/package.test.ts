@@ -57,3 +57,25 @@ describe('npm package', () => {
     expect(readFileSync(`${REPO}LICENSE`, 'utf8')).toMatch(/^MIT License\n/);
   });
 });
+
+describe('install scripts of dependencies', () => {
+  const manifest = JSON.parse(readFileSync(`${REPO}package.json`, 'utf8')) as { allowScripts?: Record<string, boolean> };
+  const lock = JSON.parse(readFileSync(`${REPO}package-lock.json`, 'utf8')) as {
+    packages: Record<string, { version?: string; hasInstallScript?: boolean }>;
+  };
+  /** name@version of every locked package with an install script. */
+  const scripted = Object.entries(lock.packages)
+    .filter(([, entry]) => entry.hasInstallScript === true)
+    .map(([where, entry]) => ({ name: where.slice(where.lastIndexOf('node_modules/') + 'node_modules/'.length), version: entry.version ?? '' }));
+  const reviewed = Object.keys(manifest.allowScripts ?? {});
+  const covers = (key: string, { name, version }: { name: string; version: string }) => key === name || key === `${name}@${version}`;
+
+  it('are each reviewed in allowScripts, so npm 11.16+ prints no install-scripts warning', () => {
+    expect(scripted.filter((pkg) => !reviewed.some((key) => covers(key, pkg))).map((pkg) => `${pkg.name}@${pkg.version}`)).toEqual([]);
+  });
+
+  it('are the only entries of allowScripts (none stale)', () => {
+    expect(reviewed.length).toBeGreaterThan(0);
+    expect(reviewed.filter((key) => !scripted.some((pkg) => covers(key, pkg)))).toEqual([]);
+  });
+});

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../support/prometheus.js';
+import { candidatePort, retryOnAddressInUse } from '../support/ports.js';
 import { systemdAnalyze } from '../support/tools.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -58,7 +58,7 @@ describe.skipIf(tool.path === undefined)(`systemd unit (${tool.skipReason ?? 'sy
     expect(exposure).toBeLessThan(2);
   });
 
-  it('declares the hardening the issue asks for', () => {
+  it('declares its hardening', () => {
     expect(setting('Type')).toBe('exec');
     expect(setting('DynamicUser')).toBe('yes');
     expect(setting('NoNewPrivileges')).toBe('yes');
@@ -70,35 +70,50 @@ describe.skipIf(tool.path === undefined)(`systemd unit (${tool.skipReason ?? 'sy
   });
 
   it('runs ExecStart, holds ExecStartPost until /-/ready answers 200, and stops on KillSignal with status 0', async () => {
-    const web = await freePort();
-    const ingest = await freePort();
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH };
-    for (const [, value] of settings.filter(([name]) => name === 'Environment')) {
-      const [name, ...rest] = value.split('=');
-      env[name!] = rest.join('=');
-    }
-    env.HERMES_SIDECAR_WEB_LISTEN_ADDRESS = `127.0.0.1:${web}`;
-    env.HERMES_SIDECAR_INGEST_LISTEN_ADDRESS = `127.0.0.1:${ingest}`;
-    env.HERMES_SIDECAR_READY_URL = `http://127.0.0.1:${web}/-/ready`;
-    // The unit's own command lines; only the install location is swapped for this clone.
-    const [startBinary, ...startArgs] = splitCommand(setting('ExecStart').replace(INSTALLED_AT, REPO));
-    const [postBinary, ...postArgs] = splitCommand(setting('ExecStartPost'));
+    // ExecStartPost must be told the web port before the sidecar starts, so the port is chosen
+    // up front; a start that finds it taken is run again on another one.
+    await retryOnAddressInUse(() => runUnit(candidatePort()));
+  });
+});
 
-    // ExecStartPost first, as if the sidecar were slow to come up: it must keep waiting.
-    const post = spawn(postBinary!, postArgs, { env, stdio: 'ignore' });
-    const postExited = new Promise<number | null>((resolve) => post.once('exit', (code) => resolve(code)));
+/** The unit's own command lines with the web listener on `web`; rejects with the sidecar's stderr if it cannot listen. */
+async function runUnit(web: number): Promise<void> {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH };
+  for (const [, value] of settings.filter(([name]) => name === 'Environment')) {
+    const [name, ...rest] = value.split('=');
+    env[name!] = rest.join('=');
+  }
+  env.HERMES_SIDECAR_WEB_LISTEN_ADDRESS = `127.0.0.1:${web}`;
+  env.HERMES_SIDECAR_INGEST_LISTEN_ADDRESS = '127.0.0.1:0';
+  env.HERMES_SIDECAR_READY_URL = `http://127.0.0.1:${web}/-/ready`;
+  // The unit's own command lines; only the install location is swapped for this clone.
+  const [startBinary, ...startArgs] = splitCommand(setting('ExecStart').replace(INSTALLED_AT, REPO));
+  const [postBinary, ...postArgs] = splitCommand(setting('ExecStartPost'));
+
+  // ExecStartPost first, as if the sidecar were slow to come up: it must keep waiting.
+  const post = spawn(postBinary!, postArgs, { env, stdio: 'ignore' });
+  const postExited = new Promise<number | null>((resolve) => post.once('exit', (code) => resolve(code)));
+  try {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(post.exitCode).toBeNull();
 
     const service = spawn(startBinary!, startArgs, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const serviceExited = new Promise<number | null>((resolve) => service.once('exit', (code) => resolve(code)));
+    let stderr = '';
+    service.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    service.stdout?.resume();
+    const serviceExited = new Promise<number | null>((resolve) => service.once('close', (code) => resolve(code)));
     try {
-      expect(await postExited).toBe(0);
+      const first = await Promise.race([postExited.then((code) => ({ post: code })), serviceExited.then((code) => ({ service: code }))]);
+      if ('service' in first) throw new Error(`the sidecar exited (${first.service}) before it was ready: ${stderr}`);
+      expect(first.post).toBe(0);
+      if (service.exitCode !== null) throw new Error(`the sidecar exited (${service.exitCode}): ${stderr}`);
       expect((await fetch(`http://127.0.0.1:${web}/-/ready`)).status).toBe(200);
       service.kill(setting('KillSignal') as NodeJS.Signals);
       expect(await serviceExited).toBe(0);
     } finally {
       if (service.exitCode === null) service.kill('SIGKILL');
     }
-  });
-});
+  } finally {
+    if (post.exitCode === null) post.kill('SIGKILL');
+  }
+}

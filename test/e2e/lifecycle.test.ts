@@ -1,12 +1,12 @@
 /** The real binary: start-up, endpoints, refusal of bad configuration, and graceful shutdown. */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hashSync } from 'bcryptjs';
 import { REVISION } from '../../src/version.js';
 import { MAIN, startSidecarProcess } from '../support/process.js';
+import { scratchDir } from '../support/scratch.js';
 
 const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   spawnSync(process.execPath, [MAIN, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, ...env }, timeout: 10_000 });
@@ -137,7 +137,7 @@ describe('graceful shutdown', () => {
 
 describe('--web.config.file', () => {
   it('puts basic auth in front of /metrics, and refuses to start on an invalid file', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sidecar-web-'));
+    const dir = scratchDir('sidecar-web-');
     const file = join(dir, 'web.yml');
     writeFileSync(file, `basic_auth_users:\n  prometheus: ${hashSync('scrape-me', 4)}\n`);
     const sidecar = await startSidecarProcess([`--web.config.file=${file}`]);

@@ -1,10 +1,10 @@
 /**
- * Overload end to end (issue 9, defect 7): the real sidecar binary with a queue of one batch,
+ * Overload end to end: the real sidecar binary with a queue of one batch,
  * kept full by a flood of large posts, and the real bridge plugin in a real Python process
  * sending through it. The plugin is answered 429 + Retry-After, retries, and in the end every
  * event it numbered is counted exactly once: none lost, none twice.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { appliedEvents, droppedTotal, scrapeSamples } from '../support/accounting.js';
 import { series } from '../support/exposition.js';
 import { HeldPlugin, totalDropped } from '../support/driver.js';
@@ -45,11 +45,15 @@ describe.skipIf(python.path === undefined)(`overload: 429, retry, exactly once${
       }
     };
     const floods = Array.from({ length: 4 }, floodLoop);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The queue is full once the flood has been both applied and refused.
+    await vi.waitFor(() => expect(flood.accepted > 0 && flood.refused > 0).toBe(true), { timeout: 30_000, interval: 20 });
     const emitted = await plugin.command('events 2000 0');
     expect(emitted.emitted).toBe(2000);
+    // The flood goes on until the plugin has been refused at least once and has delivered
+    // everything: conditions, not a duration, so a slow machine changes only how long it takes.
     let stats = await plugin.stats();
-    for (let attempt = 0; attempt < 60 && (stats.events_delivered < 2000 || stats.buffer_depth > 0); attempt += 1) {
+    for (const deadline = Date.now() + 90_000; stats.events_delivered < 2000 || stats.buffer_depth > 0 || stats.retries === 0; ) {
+      if (Date.now() > deadline) throw new Error(`the plugin did not deliver through the overload: ${JSON.stringify(stats)}`);
       stats = (await plugin.command('flush')).stats as typeof stats;
     }
     flooding = false;

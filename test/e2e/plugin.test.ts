@@ -4,12 +4,12 @@
  * sidecar stopped mid-stream (SIGTERM or SIGKILL) and restarted loses nothing while the plugin's
  * retry buffer holds; an overflowing buffer's losses are counted exactly, on both sides.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { appliedEvents, droppedTotal, scrapeSamples } from '../support/accounting.js';
 import { parseSamples, series } from '../support/exposition.js';
 import { HeldPlugin, runScenario, totalDropped } from '../support/driver.js';
 import { startSidecarProcess, type SidecarProcess } from '../support/process.js';
-import { freePort } from '../support/prometheus.js';
+import { retryOnAddressInUse } from '../support/ports.js';
 import { python3 } from '../support/tools.js';
 
 const python = python3();
@@ -31,11 +31,20 @@ afterEach(async () => {
   for (const process of running.splice(0)) await process.stop('SIGKILL').catch(() => undefined);
 });
 
-async function sidecarOn(ports?: { web: number; ingest: number }): Promise<SidecarProcess> {
-  const args = ports === undefined ? [] : [`--web.listen-address=127.0.0.1:${ports.web}`, `--ingest.listen-address=127.0.0.1:${ports.ingest}`];
+async function sidecarOn(args: string[] = []): Promise<SidecarProcess> {
   const sidecar = await startSidecarProcess(args);
   running.push(sidecar);
   return sidecar;
+}
+
+/**
+ * A second sidecar on the ingest port of one that was just stopped, where the plugin keeps
+ * sending. The port was held by the first until it exited; a bind that races another process's
+ * is tried again.
+ */
+function restartOn(stopped: SidecarProcess): Promise<SidecarProcess> {
+  const ingest = new URL(stopped.ingest).host;
+  return retryOnAddressInUse(() => sidecarOn([`--ingest.listen-address=${ingest}`]));
 }
 
 const pluginEnv = { HERMES_SIDECAR_HEARTBEAT_INTERVAL: '0.5', HERMES_SIDECAR_TIMEOUT: '0.5' };
@@ -45,7 +54,7 @@ describe.skipIf(python.path === undefined)(`bridge plugin end to end${python.ski
     const sidecar = await sidecarOn();
     const summary = await runScenario(python.path ?? 'python3', ['--url', `${sidecar.ingest}/v1/events`, '--scenario', 'conversation'], pluginEnv);
     expect(summary.drained).toBe(true);
-    expect(summary.emitted_total).toBe(49); // 52 before the plugin stopped shipping post_llm_call (3 turns)
+    expect(summary.emitted_total).toBe(49); // the 52 hook calls less the 3 post_llm_call ones, which the plugin does not ship
     const text = await (await fetch(`${sidecar.web}/metrics`)).text();
     const samples = parseSamples(text);
     const get = (name: string, labels: Record<string, string> = {}) => samples.get(series(name, labels));
@@ -108,16 +117,15 @@ describe.skipIf(python.path === undefined)(`bridge plugin end to end${python.ski
   });
 
   it.each(['SIGTERM', 'SIGKILL'] as const)('a sidecar stopped mid-stream with %s and restarted loses nothing the buffer held', async (signal) => {
-    const ports = { web: await freePort(), ingest: await freePort() };
-    const first = await sidecarOn(ports);
+    const first = await sidecarOn();
     const plugin = await HeldPlugin.start(python.path ?? 'python3', `${first.ingest}/v1/events`, pluginEnv);
     running.push({ stop: () => plugin.stop() });
     await plugin.command('events 300 0');
     expect((await plugin.flushAll()).events_delivered).toBe(300);
 
     const emitting = plugin.command('events 600 600');
-    // Stop once the first sidecar has applied part of the second burst (a fixed sleep raced the
-    // sender on a loaded machine and sometimes stopped before any of it arrived).
+    // Stop once the first sidecar has applied part of the second burst: a condition, so a
+    // loaded machine cannot make the stop fall before any of it arrived.
     await untilApplied(first, (applied) => applied > 300);
     await first.stop(signal);
     await emitting;
@@ -125,7 +133,7 @@ describe.skipIf(python.path === undefined)(`bridge plugin end to end${python.ski
     // The stop fell mid-stream: the first sidecar took part of the second burst, not all of it.
     expect(atStop.events_delivered).toBeGreaterThan(300);
     expect(atStop.events_delivered).toBeLessThan(900);
-    const second = await sidecarOn(ports);
+    const second = await restartOn(first);
     const final = await plugin.flushAll();
 
     expect(final.events_numbered).toBe(900);
@@ -139,17 +147,17 @@ describe.skipIf(python.path === undefined)(`bridge plugin end to end${python.ski
   });
 
   it('an overflowing retry buffer: the plugin’s drops and the sidecar’s lost count both equal the true loss', async () => {
-    const ports = { web: await freePort(), ingest: await freePort() };
-    const first = await sidecarOn(ports);
+    const first = await sidecarOn();
     const plugin = await HeldPlugin.start(python.path ?? 'python3', `${first.ingest}/v1/events`, { ...pluginEnv, HERMES_SIDECAR_BUFFER_SIZE: '100' });
     running.push({ stop: () => plugin.stop() });
     await plugin.command('events 50 0');
     expect((await plugin.flushAll()).events_delivered).toBe(50);
     await first.stop('SIGKILL');
     await plugin.command('events 400 0');
-    const second = await sidecarOn(ports);
+    const second = await restartOn(first);
     const final = await plugin.flushAll();
-    await sleep(1200); // one more heartbeat after the flush carries the final drop counts
+    // One more heartbeat after the flush carries the final drop counts.
+    await vi.waitFor(async () => expect((await plugin.stats()).heartbeats_sent).toBeGreaterThan(final.heartbeats_sent), { timeout: 20_000, interval: 50 });
 
     const trueLoss = final.events_numbered - final.events_delivered;
     expect(final.events_numbered).toBe(450);

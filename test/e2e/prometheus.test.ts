@@ -4,7 +4,7 @@
  * recording rule parses and returns data, every rule group is healthy, and the critical API
  * error-ratio alert goes pending when the generator injects a burst of errors.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -68,9 +68,18 @@ describe.skipIf(tool.path === undefined)(`real Prometheus end to end${tool.skipR
   const model = new TrafficModel({ seed: 7, agents: 6, errorRate: 0.05, faults: true });
   const traffic = new AbortController();
   let sending: Promise<void>;
+  const configDir = mkdtempSync(join(tmpdir(), 'sidecar-e2e-'));
+
+  /** True once every panel query and recording rule has data and every rule has been evaluated. */
+  const everythingAnswers = async (): Promise<boolean> => {
+    for (const expr of [...panelQueries().map((query) => query.expr), ...recordingRules()]) {
+      if (((await prometheus.query(expr)).data?.result.length ?? 0) === 0) return false;
+    }
+    const body = (await (await fetch(`${prometheus.url}/api/v1/rules`)).json()) as { data: { groups: { rules: { health: string }[] }[] } };
+    return body.data.groups.every((group) => group.rules.every((rule) => rule.health !== 'unknown'));
+  };
 
   beforeAll(async () => {
-    const configDir = mkdtempSync(join(tmpdir(), 'sidecar-e2e-'));
     // A small tool cap so the generator's tool-name churn trips the cardinality guard; a price for
     // the generator's auxiliary model only, so the cost panels see priced and unpriced calls.
     writeFileSync(
@@ -81,21 +90,17 @@ describe.skipIf(tool.path === undefined)(`real Prometheus end to end${tool.skipR
     sidecar = await startSidecarProcess([`--config.file=${join(configDir, 'config.yaml')}`, '--correlator.span-ttl=2', '--correlator.sweep-interval=1', '--metrics.semconv=true']);
     sending = sendTraffic({ url: `${sidecar.ingest}/v1/events`, model, rate: 600, batchSize: 60, signal: traffic.signal });
     prometheus = await startPrometheus(tool.path ?? 'prometheus', new URL(sidecar.web).host);
-    // Enough scrapes and rule evaluations for every rate() window to hold two samples.
-    for (let waited = 0; waited < 30; waited += 1) {
-      const up = await prometheus.query('up{job="hermes-sidecar"} == 1');
-      const rules = await prometheus.query('provider_model:hermes_api_requests:rate5m');
-      if ((up.data?.result.length ?? 0) > 0 && (rules.data?.result.length ?? 0) > 0) break;
-      await sleep(1000);
-    }
-    await sleep(4000);
-  }, 60_000);
+    // Enough scrapes and rule evaluations for every rate() window to hold two samples: waited for
+    // as a condition (with a deadline), so the tests below report exactly what has no data.
+    for (const deadline = Date.now() + 75_000; Date.now() < deadline && !(await everythingAnswers()); ) await sleep(1000);
+  }, 90_000);
 
   afterAll(async () => {
     traffic.abort();
     await sending;
     await prometheus?.stop();
     await sidecar?.stop();
+    rmSync(configDir, { recursive: true, force: true });
   });
 
   it('answers every dashboard panel query with data', async () => {

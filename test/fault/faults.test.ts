@@ -3,16 +3,18 @@
  * sidecar, a sidecar that stops answering (SIGSTOP) while the agent keeps calling hooks, and
  * Prometheus-style scrapes during heavy ingest. The longer variants are scripts under bench/.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:net';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sendTraffic, TrafficModel } from '../../tools/traffic.js';
 import { appliedEvents, scrapeSamples } from '../support/accounting.js';
 import { HeldPlugin, totalDropped } from '../support/driver.js';
 import { startSidecarProcess, type SidecarProcess } from '../support/process.js';
-import { freePort } from '../support/prometheus.js';
+import { retryOnAddressInUse } from '../support/ports.js';
 import { python3 } from '../support/tools.js';
 
 const python = python3();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const waitFor = (check: () => Promise<void>) => vi.waitFor(check, { timeout: 20_000, interval: 50 });
 const pluginEnv = { HERMES_SIDECAR_HEARTBEAT_INTERVAL: '0.5', HERMES_SIDECAR_TIMEOUT: '0.5' };
 
 const cleanup: (() => Promise<unknown>)[] = [];
@@ -26,6 +28,29 @@ async function sidecarOn(args: string[] = []): Promise<SidecarProcess> {
   return sidecar;
 }
 
+/**
+ * A loopback port held by a listener that resets every connection, as a port where the sidecar
+ * is not up yet looks to a client; `release` frees it for the sidecar that takes it over.
+ */
+async function refusingPort(): Promise<{ port: number; attempts: () => number; release: () => Promise<void> }> {
+  let attempts = 0;
+  const server: Server = createServer((socket) => {
+    attempts += 1;
+    socket.resetAndDestroy();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return {
+    port: address.port,
+    attempts: () => attempts,
+    release: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
 async function held(url: string, env: NodeJS.ProcessEnv = {}): Promise<HeldPlugin> {
   const plugin = await HeldPlugin.start(python.path ?? 'python3', url, { ...pluginEnv, ...env });
   cleanup.push(() => plugin.stop());
@@ -34,14 +59,19 @@ async function held(url: string, env: NodeJS.ProcessEnv = {}): Promise<HeldPlugi
 
 describe.skipIf(python.path === undefined)(`faults with the real plugin${python.skipReason ? ` (${python.skipReason})` : ''}`, () => {
   it('Hermes starting before the sidecar: the buffered events arrive once the sidecar is up', async () => {
-    const ports = { web: await freePort(), ingest: await freePort() };
-    const plugin = await held(`http://127.0.0.1:${ports.ingest}/v1/events`);
+    const ingest = await refusingPort();
+    cleanup.push(ingest.release);
+    const plugin = await held(`http://127.0.0.1:${ingest.port}/v1/events`);
     const emitted = await plugin.command('events 500 0');
     expect(emitted.emitted).toBe(500);
-    await sleep(600);
+    // The plugin has tried and failed at least once before the sidecar is there.
+    await waitFor(async () => expect((await plugin.stats()).retries).toBeGreaterThan(0));
+    expect(ingest.attempts()).toBeGreaterThan(0);
     const before = await plugin.stats();
     expect(before.events_delivered).toBe(0);
-    const sidecar = await sidecarOn([`--web.listen-address=127.0.0.1:${ports.web}`, `--ingest.listen-address=127.0.0.1:${ports.ingest}`]);
+    await ingest.release();
+    // The port was this test's until now; a bind that races another process's is tried again.
+    const sidecar = await retryOnAddressInUse(() => sidecarOn([`--ingest.listen-address=127.0.0.1:${ingest.port}`]));
     const after = await plugin.flushAll();
     expect(after.events_delivered).toBe(500);
     expect(totalDropped(after.dropped)).toBe(0);
@@ -62,8 +92,11 @@ describe.skipIf(python.path === undefined)(`faults with the real plugin${python.
     const burst = await plugin.command('events 2000 0');
     const burstSeconds = (performance.now() - started) / 1000;
     expect(burst.emitted).toBe(2000);
-    expect(burstSeconds).toBeLessThan(2); // 2000 hook calls; a blocked send would take 0.5 s timeouts
-    await sleep(1500); // several timed-out attempts pile up in the stopped process's socket
+    // A hook call that waited on the hung sidecar would wait out the 0.5 s send timeout, so 2000
+    // of them would take minutes; the bound leaves a loaded machine room and still fails that.
+    expect(burstSeconds).toBeLessThan(10);
+    // Several timed-out attempts pile up in the stopped process's socket.
+    await waitFor(async () => expect((await plugin.stats()).retries).toBeGreaterThanOrEqual(2));
     sidecar.child.kill('SIGCONT');
     const final = await plugin.flushAll();
     expect(final.events_numbered).toBe(2100);

@@ -1,6 +1,5 @@
 /** The ingest HTTP contract (docs/contract.md, "Wire format"): one test per status code, and the counters each moves. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import type { Server } from 'node:http';
 import { series } from '../support/exposition.js';
 import { listenOnFreePort, rawPost } from '../support/http.js';
 import { startTestSidecar } from '../support/sidecar.js';
+import { scratchDir } from '../support/scratch.js';
 
 const toolCall = (id: string) => ({ event: 'post_tool_call', tool_name: 'terminal', tool_call_id: id, status: 'ok', duration_ms: 5 });
 const ndjson = (lines: unknown[]) => lines.map((line) => JSON.stringify(line)).join('\n');
@@ -119,7 +119,7 @@ describe('400 Bad Request', () => {
 
 describe('401 Unauthorized', () => {
   const tokenFile = () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sidecar-token-'));
+    const dir = scratchDir('sidecar-token-');
     const file = join(dir, 'token');
     writeFileSync(file, 's3cret-token\n');
     return file;

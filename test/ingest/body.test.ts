@@ -1,25 +1,25 @@
 /**
- * Reading bodies before anyone is trusted (issue 9, defects 1 and 9): limits counted while the
+ * Reading bodies before anyone is trusted: limits counted while the
  * body streams, on the wire and after inflation; an in-flight budget per listener; gzip only;
  * a UTF-8 BOM accepted. Real HTTP, bodies that never finish.
  */
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { series } from '../support/exposition.js';
 import { listenOnFreePort, openPost, rawPost, type OpenPost } from '../support/http.js';
 import { startTestSidecar } from '../support/sidecar.js';
+import { scratchDir } from '../support/scratch.js';
 
 const SECRET = 'webhook-shared-secret';
 const TOKEN = 'ingest-token';
 const KiB = 1024;
 
 function fileWith(content: string): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'sidecar-body-')), 'secret');
+  const file = join(scratchDir('sidecar-body-'), 'secret');
   writeFileSync(file, `${content}\n`);
   return file;
 }
@@ -63,7 +63,7 @@ describe('/v1/hooks before the signature can be checked', () => {
   it('refuses a gzip body inflating past the webhook limit while it streams: 413 before the sender finishes', async () => {
     const harness = edgeSidecar({ 'webhook.max-body-bytes': String(64 * KiB) });
     const server = await listening(harness);
-    // 16 MiB of zeros gzip to ~16 KiB: the bomb of the issue, and the sender never ends it.
+    // 16 MiB of zeros gzip to ~16 KiB: a decompression bomb, and the sender never ends it.
     const bomb = gzipSync(Buffer.alloc(16 * 1024 * KiB));
     const post = attack(server, '/v1/hooks', { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, bomb);
     const answer = await post.response;

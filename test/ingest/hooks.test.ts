@@ -1,16 +1,16 @@
 /** POST /v1/hooks: Hermes outbound webhooks, signed with HMAC-SHA256. */
 import { createHmac, randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { samplesOf, series } from '../support/exposition.js';
 import { readJsonl, startTestSidecar, type TestSidecar } from '../support/sidecar.js';
+import { scratchDir } from '../support/scratch.js';
 
 const SECRET = 'webhook-shared-secret';
 
 function secretFile(): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'sidecar-hook-')), 'secret');
+  const file = join(scratchDir('sidecar-hook-'), 'secret');
   writeFileSync(file, `${SECRET}\n`);
   return file;
 }
@@ -119,7 +119,7 @@ describe('same logical events as the plugin path', () => {
   });
 });
 
-describe('delivery ids are recorded once applied (issue 9, defect 8)', () => {
+describe('delivery ids are recorded once applied', () => {
   it('a delivery refused with 503 is applied when Hermes retries it; a replay after that is a duplicate', async () => {
     let live = 0;
     const harness = startTestSidecar(

@@ -2,7 +2,7 @@
  * The memory guard: it measures live memory (heap + Buffers), so it recovers once buffers are
  * freed even though RSS stays up; 503 + Retry-After and /-/ready 503 while under pressure.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { liveBytes, MemoryGuard, processMemory, runtimeGc, type MemoryProbe } from '../../src/ingest/memory.js';
 import { series } from '../support/exposition.js';
@@ -50,7 +50,7 @@ describe('MemoryGuard', () => {
     expect(samples).toBe(4);
   });
 
-  it('does not stay shut on RSS the allocator keeps after the buffers are freed (the lock-out of issue 9)', () => {
+  it('does not stay shut on RSS the allocator keeps after the buffers are freed (no lock-out on RSS alone)', () => {
     let current = usage(900 * MiB, 1100 * MiB);
     const { clock, guard } = guardWith({ live: 512 * MiB, rss: 1024 * MiB }, () => current);
     expect(guard.overLimit()).toBe(true);
@@ -82,7 +82,7 @@ describe('MemoryGuard', () => {
     expect(guardWith({}, probe).guard.overLimit()).toBe(false);
   });
 
-  it('recovers within seconds on the real process once a large buffer is released', async () => {
+  it('recovers on the real process once a large buffer is released', async () => {
     const gc = runtimeGc();
     expect(gc).toBeTypeOf('function');
     gc?.();
@@ -100,10 +100,9 @@ describe('MemoryGuard', () => {
     expect(guard.overLimit()).toBe(true);
     expect(held.length).toBe(40);
     held = undefined;
-    const started = Date.now();
-    while (guard.overLimit() && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(guard.overLimit()).toBe(false);
-    expect(Date.now() - started).toBeLessThan(5000);
+    // A condition, not a duration: the guard samples every 50 ms and asks for a GC at most every
+    // 2 s, so a loaded machine only makes this take longer.
+    await vi.waitFor(() => expect(guard.overLimit()).toBe(false), { timeout: 20_000, interval: 50 });
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * The ingest queue holds batches (issue 9, defect 7): decoded batches wait, bounded in batches
+ * The ingest queue holds batches: decoded batches wait, bounded in batches
  * and in events, one worker applies them in order in slices, a full queue answers 429 +
  * Retry-After, and a 202 still means applied. Real HTTP, concurrent senders.
  */
@@ -111,9 +111,10 @@ describe('work in slices', () => {
   });
 });
 
+/** Waits for `condition`, checking every 5 ms; the deadline is generous so a loaded machine only makes it slower. */
 async function until(condition: () => boolean): Promise<void> {
-  for (let attempt = 0; !condition(); attempt += 1) {
-    if (attempt > 400) throw new Error('condition not reached');
+  for (const deadline = Date.now() + 20_000; !condition(); ) {
+    if (Date.now() > deadline) throw new Error('condition not reached');
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }

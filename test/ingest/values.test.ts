@@ -1,5 +1,5 @@
 /**
- * Finite, plausible values (issue 9, defect 5): out-of-bound numbers are absent, counted by
+ * Finite, plausible values: out-of-bound numbers are absent, counted by
  * field; no sample on /metrics is ever NaN or ±Inf except the +Inf bucket bound.
  */
 import fc from 'fast-check';

@@ -1,10 +1,10 @@
 /** The global series cap: new agent label sets past it fold into overflow series and are counted. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { series } from '../support/exposition.js';
 import { startTestSidecar } from '../support/sidecar.js';
+import { scratchDir } from '../support/scratch.js';
 
 const call = (tool: string, status = 'ok') => ({ event: 'post_tool_call', tool_name: tool, status, duration_ms: 10 });
 
@@ -69,7 +69,7 @@ describe('global series cap', () => {
 
   it('bounds /metrics whatever the input: 20,000 distinct tools', async () => {
     // The per-label cap is lifted so only the global cap stands between the input and /metrics.
-    const file = join(mkdtempSync(join(tmpdir(), 'sidecar-cap-')), 'config.yaml');
+    const file = join(scratchDir('sidecar-cap-'), 'config.yaml');
     writeFileSync(file, 'labels:\n  tool:\n    cap: 100000\n');
     const harness = startTestSidecar({ 'metrics.max-series': '500' }, { configFile: file });
     for (let batch = 0; batch < 20; batch += 1) {

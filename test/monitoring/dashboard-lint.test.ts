@@ -16,6 +16,11 @@ import {
 import { labelValuesSelector, vectorSelectors } from './promql.js';
 
 const DATASOURCE_VARIABLE = '${datasource}';
+/** Each dashboard's label_values variables, all of which must follow the job selection. */
+const SCOPED_VARIABLES = new Map([
+  ['hermes-agent-overview', ['instance', 'provider', 'model']],
+  ['hermes-sidecar-health', ['instance']],
+]);
 const JOB_MATCHER = 'job=~"$job"';
 const INSTANCE_MATCHER = 'instance=~"$instance"';
 
@@ -118,13 +123,13 @@ describe('dashboard queries', () => {
     },
   );
 
-  it('scopes provider and model variables to the selected job and instance', () => {
-    for (const { json } of dashboards) {
-      for (const name of ['instance', 'provider', 'model']) {
-        const query = variable(json, name)?.query;
-        if (query === undefined) continue;
-        expect(labelValuesSelector(typeof query === 'string' ? query : JSON.stringify(query)), `${json.uid} ${name}`).toContain(JOB_MATCHER);
-      }
+  it.each(dashboards.map(({ file, json }) => [file, json] as const))('%s scopes its query variables to the selected job', (_file, json) => {
+    const names = SCOPED_VARIABLES.get(json.uid);
+    expect(names, `the variables ${json.uid} must scope`).toBeDefined();
+    for (const name of names ?? []) {
+      const query = variable(json, name)?.query;
+      expect(query, `${json.uid} has a ${name} variable`).toBeDefined();
+      expect(labelValuesSelector(typeof query === 'string' ? query : JSON.stringify(query)), `${json.uid} ${name}`).toContain(JOB_MATCHER);
     }
   });
 });

@@ -1,15 +1,15 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REVISION } from '../../src/version.js';
+import { scratchDir } from '../support/scratch.js';
 
 const SCRIPT = new URL('../../scripts/revision.mjs', import.meta.url).pathname;
 const ROOT = new URL('../..', import.meta.url).pathname;
 
 function runScript(env: NodeJS.ProcessEnv): string {
-  const out = path.join(mkdtempSync(path.join(tmpdir(), 'revision-')), 'REVISION');
+  const out = path.join(scratchDir('revision-'), 'REVISION');
   const result = spawnSync(process.execPath, [SCRIPT, out], { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, encoding: 'utf8' });
   expect(result.status).toBe(0);
   return readFileSync(out, 'utf8');

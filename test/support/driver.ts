@@ -16,6 +16,8 @@ export interface PluginStats {
   readonly events_delivered: number;
   readonly buffer_depth: number;
   readonly queue_depth: number;
+  readonly retries: number;
+  readonly heartbeats_sent: number;
   readonly dropped: Record<string, Record<string, number>>;
 }
 

@@ -1,10 +1,10 @@
-/** Debian's real `prometheus` on a free loopback port, with a throwaway config and data directory. */
+/** Debian's real `prometheus` on a loopback port it binds itself, with a throwaway config and data directory. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isAddressInUse, loggedListenAddress } from './ports.js';
 
 export const RULES_DIR = fileURLToPath(new URL('../../rules/', import.meta.url));
 
@@ -14,22 +14,6 @@ export function ruleFiles(): string[] {
     .map((name) => join(RULES_DIR, name));
 }
 
-/** A port nobody listens on: `preferred` when it is free, else one the kernel picks. */
-export function freePort(preferred = 0): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', (error: NodeJS.ErrnoException) => {
-      if (preferred !== 0 && error.code === 'EADDRINUSE') resolve(freePort());
-      else reject(error);
-    });
-    server.listen(preferred, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 export interface RunningPrometheus {
   readonly url: string;
   readonly child: ChildProcess;
@@ -37,6 +21,11 @@ export interface RunningPrometheus {
   stop(): Promise<void>;
 }
 
+/**
+ * Starts Prometheus on `preferredPort` (falling back to a port of the kernel's choice when that one
+ * is taken) or, by default, directly on one the kernel picks: `--web.listen-address=127.0.0.1:0`,
+ * and the bound port read from its log. The scratch directory is removed on stop or failed start.
+ */
 export async function startPrometheus(
   binary: string,
   target: string,
@@ -45,48 +34,73 @@ export async function startPrometheus(
   extraArgs: readonly string[] = [],
 ): Promise<RunningPrometheus> {
   const dir = mkdtempSync(join(tmpdir(), 'sidecar-prometheus-'));
-  const port = await freePort(preferredPort);
-  const config = [
-    'global:',
-    `  scrape_interval: ${scrapeSeconds}s`,
-    `  evaluation_interval: ${scrapeSeconds}s`,
-    'rule_files:',
-    ...ruleFiles().map((file) => `  - ${JSON.stringify(file)}`),
-    'scrape_configs:',
-    '  - job_name: hermes-sidecar',
-    '    static_configs:',
-    `      - targets: [${JSON.stringify(target)}]`,
-    '',
-  ].join('\n');
-  writeFileSync(join(dir, 'prometheus.yml'), config);
+  try {
+    const config = [
+      'global:',
+      `  scrape_interval: ${scrapeSeconds}s`,
+      `  evaluation_interval: ${scrapeSeconds}s`,
+      'rule_files:',
+      ...ruleFiles().map((file) => `  - ${JSON.stringify(file)}`),
+      'scrape_configs:',
+      '  - job_name: hermes-sidecar',
+      '    static_configs:',
+      `      - targets: [${JSON.stringify(target)}]`,
+      '',
+    ].join('\n');
+    writeFileSync(join(dir, 'prometheus.yml'), config);
+    const launch = (port: number) => launchPrometheus(binary, dir, port, extraArgs);
+    const running = await launch(preferredPort).catch((error: unknown) => {
+      if (preferredPort !== 0 && isAddressInUse(error)) return launch(0);
+      throw error;
+    });
+    return {
+      ...running,
+      stop: async () => {
+        await running.stop();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function launchPrometheus(binary: string, dir: string, port: number, extraArgs: readonly string[]): Promise<RunningPrometheus> {
   const child = spawn(
     binary,
-    [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn', ...extraArgs],
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, `data-${port}`)}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      // info, for the "Listening on" line that names the bound port
+      '--log.level=info',
+      ...extraArgs,
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString('utf8');
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  for (let attempt = 0; ; attempt += 1) {
-    try {
-      if ((await fetch(`${url}/-/ready`)).status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    if (attempt > 100 || child.exitCode !== null) throw new Error(`prometheus did not become ready: ${stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return {
-    url,
-    child,
-    query: async (expr) => (await (await fetch(`${url}/api/v1/query?query=${encodeURIComponent(expr)}`)).json()) as never,
-    stop: async () => {
-      child.kill('SIGTERM');
-      await exited;
-      rmSync(dir, { recursive: true, force: true });
-    },
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
   };
+  const listening = loggedListenAddress(child, 'prometheus');
+  try {
+    const url = `http://${await listening.address}`;
+    for (const deadline = Date.now() + 30_000; ; ) {
+      const ready = await fetch(`${url}/-/ready`).then((answer) => answer.status === 200, () => false);
+      if (ready) break;
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`prometheus did not become ready: ${listening.log()}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return {
+      url,
+      child,
+      query: async (expr) => (await (await fetch(`${url}/api/v1/query?query=${encodeURIComponent(expr)}`)).json()) as never,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 }

@@ -3,11 +3,10 @@
  * TLS versions, client certificates, basic auth and live reload of --web.config.file.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import bcrypt from 'bcryptjs';
@@ -28,6 +27,7 @@ import {
   type WebServer,
   type WebServerOptions,
 } from '../../src/web/server.js';
+import { scratchDir } from '../support/scratch.js';
 
 // ---------------------------------------------------------------------------------------------
 // Certificates, made at test time in a temp dir (no private key is committed)
@@ -45,7 +45,7 @@ function serverCert(name: string, serial: string): void {
 }
 
 beforeAll(() => {
-  pki = mkdtempSync(join(tmpdir(), 'sidecar-webserver-pki-'));
+  pki = scratchDir('sidecar-webserver-pki-');
   serverCert('server-a', '1001');
   serverCert('server-b', '2002');
   openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'client-ca.key', '-out', 'client-ca.crt', '-days', '2', '-subj', '/CN=test-client-ca');
@@ -72,7 +72,7 @@ beforeAll(async () => {
 
 /** A directory holding web.yml and its own copies of the certificates (reload tests rewrite them). */
 function configDir(yaml: string): { dir: string; file: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'sidecar-webserver-'));
+  const dir = scratchDir('sidecar-webserver-');
   for (const name of ['server-a.crt', 'server-a.key', 'client-ca.crt']) copyFileSync(join(pki, name), join(dir, name));
   copyFileSync(join(pki, 'server-a.crt'), join(dir, 'server.crt'));
   copyFileSync(join(pki, 'server-a.key'), join(dir, 'server.key'));

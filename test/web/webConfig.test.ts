@@ -1,12 +1,12 @@
 /** --web.config.file: the exporter-toolkit format, loaded and validated (src/web/webConfig.ts). */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.js';
 import { loadWebConfig, WebConfigError } from '../../src/web/webConfig.js';
+import { scratchDir } from '../support/scratch.js';
 
 const HASH = bcrypt.hashSync('correct horse', 4);
 
@@ -32,7 +32,7 @@ function configFile(yaml: string): string {
 const read = (name: string) => readFileSync(join(dir, name));
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sidecar-webconfig-'));
+  dir = scratchDir('sidecar-webconfig-');
   selfSigned(dir, 'server');
   selfSigned(dir, 'other');
   selfSigned(dir, 'ca');
@@ -126,7 +126,7 @@ describe('docs/web-config.md', () => {
   it('its example loads (with certificates under the names it uses)', async () => {
     const doc = readFileSync(new URL('../../docs/web-config.md', import.meta.url), 'utf8');
     const example = /```yaml\n([\s\S]*?)```/.exec(doc)?.[1] ?? '';
-    const exampleDir = mkdtempSync(join(tmpdir(), 'sidecar-webconfig-doc-'));
+    const exampleDir = scratchDir('sidecar-webconfig-doc-');
     for (const [from, to] of [['server.crt', 'server.crt'], ['server.key', 'server.key'], ['ca.crt', 'scrapers-ca.crt']] as const) {
       copyFileSync(join(dir, from), join(exampleDir, to));
     }

@@ -1,0 +1,17 @@
+/**
+ * The layer of each stage of src/ (docs/architecture.md, "Stages"): a module may import from its
+ * own stage or a lower layer. Root files not listed here are the composition root (top).
+ */
+export const LAYERS: Readonly<Record<string, number>> = {
+  'clock.ts': 0,
+  'errors.ts': 0,
+  'log.ts': 0,
+  'slices.ts': 0,
+  'version.ts': 0,
+  metrics: 1,
+  contract: 2,
+  correlate: 3,
+  exposition: 4,
+  ingest: 5,
+  web: 6,
+};
