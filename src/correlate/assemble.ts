@@ -37,6 +37,8 @@ export interface EventPipelineSettings {
   };
   /** The config file's price table (USD per million tokens per provider/model). */
   readonly prices?: readonly PriceEntry[];
+  /** The raw label-value limit the label guard cuts to (--ingest.max-label-value-bytes). */
+  readonly ingest?: { readonly maxLabelValueBytes?: number };
 }
 
 export function createEventPipeline(
@@ -66,7 +68,7 @@ export function createEventPipeline(
   });
   const recorders = createRecorders(
     {
-      labels: new LabelGuard(config.labels, metricsOwnedBy(metrics, 'metrics/labels')),
+      labels: new LabelGuard(config.labels, metricsOwnedBy(metrics, 'metrics/labels'), config.ingest?.maxLabelValueBytes),
       clock: held.now,
       spans: { ttlSeconds: config.correlator.spanTtlSeconds, maxEntries: config.correlator.maxSpans },
       sessionTtlSeconds: config.correlator.sessionTtlSeconds,

@@ -37,7 +37,11 @@ describe('closedLabel', () => {
 describe('LabelGuard', () => {
   const guardWith = (rules: Partial<Record<OpenLabel, object>> = {}) => {
     const folds: string[] = [];
-    const guard = new LabelGuard({ ...defaultLabelRules(), ...rules } as ReturnType<typeof defaultLabelRules>, { labelOverflow: { inc: ({ label }) => folds.push(label) } });
+    const guard = new LabelGuard({ ...defaultLabelRules(), ...rules } as ReturnType<typeof defaultLabelRules>, {
+      labelOverflow: { inc: ({ label }) => folds.push(label) },
+      labelValuesCut: { inc: () => undefined },
+      labelCacheEvictions: { inc: () => undefined },
+    });
     return { guard, folds };
   };
 
