@@ -3,7 +3,8 @@
  * of the wrong type, and reported by field (hermes_sidecar_values_rejected_total{field}): the
  * event itself still counts. Bounds are far above anything real (a 100M-token call, a week-long
  * tool call) and far below what could make a counter or a sum leave the finite range, or hide
- * real samples: summed for billions of events, bounded values stay finite.
+ * real samples: summed for billions of events, bounded values stay finite. Strings are bounded
+ * in bytes the same way (StringLimits): a longer id or name is absent and counted by field.
  */
 import { VALUES, type ValueOf } from '../metrics/catalogue.js';
 import { DEFAULT_MAX_RAW_LABEL_BYTES, fitsBytes } from '../metrics/labels.js';
@@ -86,12 +87,12 @@ export class BoundCheck {
   }
 
   /** An id within --ingest.max-id-bytes; undefined (and the field recorded) when longer. */
-  id<F extends BoundedField>(value: string | undefined, field: F): string | undefined {
+  id(value: string | undefined, field: BoundedField): string | undefined {
     return this.fits(value, field, this.limits.maxIdBytes);
   }
 
   /** A name that becomes a label value, within --ingest.max-label-value-bytes; undefined (recorded) when longer. */
-  text<F extends BoundedField>(value: string | undefined, field: F): string | undefined {
+  text(value: string | undefined, field: BoundedField): string | undefined {
     return this.fits(value, field, this.limits.maxLabelValueBytes);
   }
 

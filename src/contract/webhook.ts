@@ -31,7 +31,7 @@ function deliveredAt(body: Fields): number | undefined {
  * The delivery id as a string whatever JSON type it came as: a number and its decimal string
  * are the same delivery. Objects, arrays, booleans and empty strings are no id.
  */
-export function normalizeDeliveryId(value: unknown): string | undefined {
+function normalizeDeliveryId(value: unknown): string | undefined {
   let text: string | undefined;
   if (typeof value === 'string') text = value.trim();
   else if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
