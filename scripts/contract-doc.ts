@@ -6,6 +6,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_STRING_LIMITS } from '../src/contract/bounds.js';
 
 interface FieldSpec {
   readonly type: string;
@@ -96,6 +97,13 @@ const WIRE_FORMAT = [
   'Nothing else leaves Hermes: no prompt, message, command, argument, result, path, goal or error',
   'text. Strings that become labels are bounded by the sidecar\'s label guard; ids never become',
   'labels. A value of the wrong type is read as absent.',
+  '',
+  'Every string is bounded in UTF-8 bytes as it is read, before the sidecar stores or hashes it:',
+  'ids (session, turn, request, tool call, subagent session, approval session key, webhook',
+  `delivery) to \`--ingest.max-id-bytes\` (${DEFAULT_STRING_LIMITS.maxIdBytes}), names that become labels to`,
+  `\`--ingest.max-label-value-bytes\` (${DEFAULT_STRING_LIMITS.maxLabelValueBytes}). A longer one is read as absent and counted in`,
+  '`hermes_sidecar_values_rejected_total{field}` under its wire name; a plugin `instance` past the',
+  'id limit rejects its line. Real Hermes ids are tens of bytes.',
   '',
 ];
 

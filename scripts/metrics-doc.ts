@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { CATALOGUE, closedValues, DEFAULT_BUCKETS, INFO, OPEN, type LabelValues, type MetricKey, type MetricSpec } from '../src/metrics/catalogue.js';
 import { FED_BY, type Feed } from '../src/metrics/fedBy.js';
 import { DEFAULT_LABEL_CAPS } from '../src/metrics/labels.js';
-import { BOUNDS } from '../src/contract/bounds.js';
+import { BOUNDS, DEFAULT_STRING_LIMITS } from '../src/contract/bounds.js';
 import { MAX_EPOCHS, MAX_FORGOTTEN_RANGES, MAX_INTERVALS, MAX_OPEN_GAPS, MAX_PAST_BOOTS } from '../src/correlate/instances.js';
 
 /** How plugin sequence numbers become applied, lost, late, duplicate, discarded and reset counts (src/correlate/sequence). */
@@ -90,6 +90,9 @@ function boundsTable(): string[] {
     ['heartbeat acked_seq', `${BOUNDS.ackedSeq}`],
     ['heartbeat boot', '1–64 characters of A–Z, a–z, 0–9, `_`, `-`'],
     ['observed_at', `before ${BOUNDS.observedAtEpochSeconds} (2100-01-01); else the arrival time is used`],
+    ['cost_usd (Hermes\' price of one call)', `${BOUNDS.costUsd} USD`],
+    ['ids (session, turn, request, tool call, subagent session, approval session key, webhook delivery; counted by wire name)', `${DEFAULT_STRING_LIMITS.maxIdBytes} UTF-8 bytes (\`--ingest.max-id-bytes\`); a longer plugin \`instance\` rejects its line`],
+    ['names that become label values (provider, model, tool_name, reason, …; counted by wire name)', `${DEFAULT_STRING_LIMITS.maxLabelValueBytes} UTF-8 bytes (\`--ingest.max-label-value-bytes\`)`],
   ];
   return [
     '## Value bounds',

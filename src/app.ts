@@ -119,6 +119,7 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     maxEventsPerRequest: config.ingest.maxEventsPerRequest,
     maxLineBytes: config.ingest.maxLineBytes,
     maxJsonBytes: config.ingest.maxJsonBytes,
+    strings: { maxIdBytes: config.ingest.maxIdBytes, maxLabelValueBytes: config.ingest.maxLabelValueBytes },
     bodyTimeoutMs: config.ingest.bodyTimeoutSeconds * 1000,
     inflight,
     slicer,

@@ -42,6 +42,8 @@ export const OPTIONS = [
   { flag: 'ingest.max-events-per-request', kind: 'positiveInt', default: 10_000, help: 'Most events (lines) in one request (413 above).' },
   { flag: 'ingest.max-line-bytes', kind: 'positiveInt', default: 64 * 1024, help: 'Longest NDJSON line; a longer one is refused unread (line_too_large) and the other lines still count.' },
   { flag: 'ingest.max-json-bytes', kind: 'positiveInt', default: 1024 * 1024, help: 'Largest application/json body (one document, parsed at once; 413 above). NDJSON bodies are decoded line by line instead.' },
+  { flag: 'ingest.max-id-bytes', kind: 'positiveInt', default: 256, help: 'Longest id (session, turn, request, tool call, subagent session, approval session key, plugin instance, webhook delivery) in UTF-8 bytes; a longer one counts as absent (hermes_sidecar_values_rejected_total{field}), a longer plugin instance rejects its line.' },
+  { flag: 'ingest.max-label-value-bytes', kind: 'positiveInt', default: 1024, help: 'Longest name that becomes a label value (provider, model, tool, reason, ...) in UTF-8 bytes, before the label guard cuts it to 128 characters; a longer one counts as absent (hermes_sidecar_values_rejected_total{field}).' },
   { flag: 'ingest.max-inflight-bytes', kind: 'positiveInt', default: 64 * 1024 * 1024, help: 'Most bytes of request bodies read or held at once on the ingest listener; past it, 503 + Retry-After (inflight_limit).' },
   { flag: 'ingest.body-timeout', kind: 'seconds', default: 10, help: 'Seconds a request body may take to arrive (408 after).' },
   { flag: 'ingest.queue-capacity', kind: 'positiveInt', default: 1024, help: 'Most batches waiting to be applied (429 + Retry-After above).' },
@@ -95,6 +97,8 @@ export interface Config {
     readonly maxEventsPerRequest: number;
     readonly maxLineBytes: number;
     readonly maxJsonBytes: number;
+    readonly maxIdBytes: number;
+    readonly maxLabelValueBytes: number;
     readonly maxInflightBytes: number;
     readonly bodyTimeoutSeconds: number;
     readonly queueCapacity: number;
@@ -258,7 +262,7 @@ function readText(readFile: (path: string) => string, source: Sourced, expected:
     return readFile(String(source.value));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
-    const problem = READ_PROBLEMS[code] === undefined ? code : `${READ_PROBLEMS[code]}, ${code}`;
+    const problem = Object.hasOwn(READ_PROBLEMS, code) ? `${READ_PROBLEMS[code]}, ${code}` : code;
     throw new ConfigError(`${describe(source)} names a file that cannot be read (${problem}): expected ${expected}.`);
   }
 }
@@ -379,6 +383,8 @@ export function loadConfig(inputs: ConfigInputs): Config {
       maxEventsPerRequest: get('ingest.max-events-per-request'),
       maxLineBytes: get('ingest.max-line-bytes'),
       maxJsonBytes: get('ingest.max-json-bytes'),
+      maxIdBytes: get('ingest.max-id-bytes'),
+      maxLabelValueBytes: get('ingest.max-label-value-bytes'),
       maxInflightBytes: get('ingest.max-inflight-bytes'),
       bodyTimeoutSeconds: get('ingest.body-timeout'),
       queueCapacity: get('ingest.queue-capacity'),

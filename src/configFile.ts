@@ -68,6 +68,9 @@ export const numberLike = (schema: z.ZodNumber) =>
 
 export const positiveWholeNumber = numberLike(z.number().int().positive().max(Number.MAX_SAFE_INTEGER));
 
+/** USD per million tokens: far above any list price (the dearest are hundreds). */
+const MAX_PRICE_PER_MILLION = 1e6;
+
 /** The key tree of the file: sections, option leaves, and the two sections only the file has. */
 type Node =
   | { readonly kind: 'section'; readonly children: Map<string, Node> }
@@ -198,7 +201,10 @@ class FileReader {
       if (key === 'cap') rule.cap = this.check(where, positiveWholeNumber, inner, 'a positive whole number');
       else if (key === 'allow') rule.allow = this.check(where, z.array(z.string()), inner, 'a list of label values (strings)');
       else if (key === 'rewrite') {
-        rule.rewrite = this.check(where, z.record(z.string(), z.string()), inner, 'a mapping from label values to label values (strings)');
+        // Checked by hand: a schema would rebuild the mapping on a plain object and lose a `__proto__` key.
+        const strings = isMapping(inner) && Object.values(inner).every((value) => typeof value === 'string');
+        if (!strings) throw new ConfigError(`${where} in the config file ${this.path} must be a mapping from label values to label values (strings).`);
+        rule.rewrite = Object.fromEntries(Object.entries(inner as Record<string, string>));
       } else throw this.unknownKey(prefix, key, fields, []);
     }
     return rule;
@@ -242,11 +248,12 @@ class FileReader {
   private readPrice(provider: string, model: string, prefix: readonly string[], value: unknown): FilePrice {
     const fields = ['input', 'output', 'cache_read', 'cache_write'];
     if (!isMapping(value)) throw this.fail(prefix.join('.'), `is ${describeKind(value)} but must be a mapping of ${oneOf(fields)}`);
-    const usd = numberLike(z.number().finite().nonnegative());
+    // Bounded so that a price times the largest token count summed over any number of calls stays finite.
+    const usd = numberLike(z.number().finite().nonnegative().max(MAX_PRICE_PER_MILLION));
     const read: Record<string, number> = {};
     for (const [key, inner] of Object.entries(value)) {
       if (!fields.includes(key)) throw this.unknownKey(prefix, key, fields, []);
-      read[key] = this.check(`${[...prefix, key].join('.')}: ${show(inner)}`, usd, inner, 'a price in USD per million tokens, 0 or more');
+      read[key] = this.check(`${[...prefix, key].join('.')}: ${show(inner)}`, usd, inner, `a price in USD per million tokens, from 0 to ${MAX_PRICE_PER_MILLION}`);
     }
     for (const required of ['input', 'output']) {
       if (read[required] === undefined) {

@@ -36,9 +36,9 @@ function logfmtPairs(record: Record<string, unknown>, prefix: string, out: strin
 /** One pino JSON line as one logfmt line (`time=… level=info msg=listening web=…`). */
 export function toLogfmt(jsonLine: string): string {
   const record = JSON.parse(jsonLine) as Record<string, unknown>;
-  const ordered: Record<string, unknown> = {};
-  for (const field of LEADING_FIELDS) if (field in record) ordered[field] = record[field];
-  for (const [key, value] of Object.entries(record)) if (!(key in ordered)) ordered[key] = value;
+  const ordered: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  for (const field of LEADING_FIELDS) if (Object.hasOwn(record, field)) ordered[field] = record[field];
+  for (const [key, value] of Object.entries(record)) if (!Object.hasOwn(ordered, key)) ordered[key] = value;
   const pairs: string[] = [];
   logfmtPairs(ordered, '', pairs);
   return `${pairs.join(' ')}\n`;

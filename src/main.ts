@@ -30,7 +30,7 @@ async function bind<T>(listener: 'web' | 'ingest', address: ListenAddress, start
     return await start();
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const problem = code === undefined ? (error as Error).message : `${BIND_PROBLEMS[code] ?? 'binding failed'} (${code})`;
+    const problem = code === undefined ? (error as Error).message : `${Object.hasOwn(BIND_PROBLEMS, code) ? BIND_PROBLEMS[code] : 'binding failed'} (${code})`;
     throw new ConfigError(`The ${listener} listener cannot listen on ${showAddress(address)} (--${listener}.listen-address): ${problem}.`);
   }
 }

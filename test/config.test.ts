@@ -42,6 +42,8 @@ describe('defaults', () => {
       maxEventsPerRequest: 10_000,
       maxLineBytes: 64 * 1024,
       maxJsonBytes: 1024 * 1024,
+      maxIdBytes: 256,
+      maxLabelValueBytes: 1024,
       maxInflightBytes: 64 * 1024 * 1024,
       bodyTimeoutSeconds: 10,
       queueCapacity: 1024,
@@ -167,7 +169,7 @@ describe('unknown keys anywhere in the config file are errors', () => {
     ['config:\n  file: other.yaml\n', 'config', `is not a known key: expected one of ${TOP}.`],
     ['prices:\n  openrouter:\n    m: {input: 1, output: 2, cache_reed: 1}\n', 'prices.openrouter.m.cache_reed', 'is not a known key: did you mean prices.openrouter.m.cache_read?'],
     ['prices:\n  openrouter:\n    m: {input: 1}\n', 'prices.openrouter.m.output', 'is missing: a price needs input and output (USD per million tokens).'],
-    ['prices:\n  openrouter:\n    m: {input: cheap, output: 2}\n', 'prices.openrouter.m.input: cheap', 'must be a price in USD per million tokens, 0 or more.'],
+    ['prices:\n  openrouter:\n    m: {input: cheap, output: 2}\n', 'prices.openrouter.m.input: cheap', 'must be a price in USD per million tokens, from 0 to 1000000.'],
     ['ingest:\n  queue_capacity: 5\n  queue-capacity: 6\n', 'ingest.queue-capacity', 'sets the same option as ingest.queue_capacity: keep one of them.'],
   ])('%j', (text, key, rest) => {
     const { file, message } = fileError(text);

@@ -11,7 +11,10 @@ import fc from 'fast-check';
 import { stringify as stringifyYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { BoundCheck, DEFAULT_STRING_LIMITS } from '../src/contract/bounds.js';
+import { readEventData } from '../src/contract/events.js';
 import { MAPPED_EVENTS } from '../src/contract/hooks.js';
+import { VALUES } from '../src/metrics/catalogue.js';
 import { sanitizeLabelValue } from '../src/metrics/labels.js';
 import { series } from './support/exposition.js';
 import { startTestSidecar, type TestSidecar } from './support/sidecar.js';
@@ -175,6 +178,33 @@ describe('properties of the other inputs', () => {
           expect(config.ingest.queueCapacity).toBeGreaterThan(0);
         } catch (error) {
           expect(error).toBeInstanceOf(ConfigError);
+        }
+      }),
+      { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS },
+    );
+  });
+});
+
+describe('properties of client strings', () => {
+  it('whatever strings arrive in whatever fields of any hook, the event data holds none past its byte limit', () => {
+    const { maxIdBytes, maxLabelValueBytes } = DEFAULT_STRING_LIMITS;
+    const text = fc.oneof(
+      fc.string({ unit: 'grapheme', maxLength: 400 }),
+      fc.string({ unit: 'binary', maxLength: 2000 }),
+      fc.integer({ min: 0, max: 70_000 }).map((length) => 'é'.repeat(length)),
+    );
+    const field = fc.constantFrom(...VALUES.bounded_field, ...Object.getOwnPropertyNames(Object.prototype));
+    const strings = (value: unknown, key = '', found: [string, string][] = []): [string, string][] => {
+      if (typeof value === 'string') found.push([key, value]);
+      else if (typeof value === 'object' && value !== null) for (const [inner, nested] of Object.entries(value)) strings(nested, inner, found);
+      return found;
+    };
+    fc.assert(
+      fc.property(fc.constantFrom(...MAPPED_EVENTS), fc.dictionary(field, text), (hook, fields) => {
+        const data = readEventData(hook, fields, new BoundCheck());
+        for (const [key, value] of strings(data)) {
+          const limit = /Id$|^sessionKey$/.test(key) ? maxIdBytes : maxLabelValueBytes;
+          expect(Buffer.byteLength(value, 'utf8')).toBeLessThanOrEqual(limit);
         }
       }),
       { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS },

@@ -164,10 +164,14 @@ const delivery = (q: Promql): RowSpec => ({
     }),
     timeseries({
       title: 'Label overflow by label',
-      description: 'Label values folded into "other" by the cardinality guard, per label; raise the cap or add an allow-list.',
+      description: 'Label values folded into "other" by the cardinality guard, per label (raise the cap or add an allow-list); raw values cut to --ingest.max-label-value-bytes; spellings evicted from the guard\'s bounded cache (a steady rate means many spellings of few values).',
       unit: 'cps',
       min: 0,
-      queries: [{ expr: sumBy(['label'], q.rateOf('hermes_sidecar_label_overflow_total')), legend: '{{label}}' }],
+      queries: [
+        { expr: sumBy(['label'], q.rateOf('hermes_sidecar_label_overflow_total')), legend: '{{label}}' },
+        { expr: sumBy(['label'], q.rateOf('hermes_sidecar_label_values_cut_total')), legend: '{{label}} cut' },
+        { expr: sumBy(['label'], q.rateOf('hermes_sidecar_label_cache_evictions_total')), legend: '{{label}} spellings evicted' },
+      ],
     }),
     timeseries({
       title: 'Plugin instances by state',
@@ -259,7 +263,7 @@ const ingest = (q: Promql): RowSpec => ({
     timeseries({
       title: 'Values and keys refused at the edge',
       description:
-        'Per second: event values outside their plausible bounds (treated as absent) by field, heartbeat drop keys folded into "other", and web requests refused by basic auth by reason.',
+        'Per second: event values outside their bounds (treated as absent) by field, numbers past their plausible bound and ids or names past their byte limit, heartbeat drop keys folded into "other", and web requests refused by basic auth by reason.',
       unit: 'cps',
       min: 0,
       queries: [

@@ -3,9 +3,13 @@
  * of the wrong type, and reported by field (hermes_sidecar_values_rejected_total{field}): the
  * event itself still counts. Bounds are far above anything real (a 100M-token call, a week-long
  * tool call) and far below what could make a counter or a sum leave the finite range, or hide
- * real samples: summed for billions of events, bounded values stay finite.
+ * real samples: summed for billions of events, bounded values stay finite. Strings are bounded
+ * in bytes the same way (StringLimits): a longer id or name is absent and counted by field.
  */
 import { VALUES, type ValueOf } from '../metrics/catalogue.js';
+import { DEFAULT_MAX_RAW_LABEL_BYTES, fitsBytes } from '../metrics/labels.js';
+
+export { fitsBytes } from '../metrics/labels.js';
 
 /** The fields with a bound: the `field` label of hermes_sidecar_values_rejected_total. */
 export const BOUNDED_FIELDS = VALUES.bounded_field;
@@ -27,7 +31,25 @@ export const BOUNDS = {
   ackedSeq: Number.MAX_SAFE_INTEGER,
   /** Latest plausible observed_at (2100-01-01); a later one is replaced by the arrival time. */
   observedAtEpochSeconds: 4_102_444_800,
+  /** Hermes' price of one provider call: a 100M-token call at the dearest list price costs far less. */
+  costUsd: 1e6,
 } as const;
+
+/**
+ * Byte limits of client strings, applied as each one is read, before anything stores or hashes
+ * it: a longer id or name counts as absent (values_rejected_total{field}). Real Hermes ids are
+ * tens of bytes (session `20260920_141203_9f3c2a`, tool call `call_…`, plugin instance 32 hex
+ * digits); names that become labels are cut to 128 characters by the label guard anyway.
+ */
+export interface StringLimits {
+  /** Ids: session, turn, request, tool call, subagent session, approval session key, plugin instance, delivery. */
+  readonly maxIdBytes: number;
+  /** Names that become label values (provider, model, tool, reason, …), before sanitizing. */
+  readonly maxLabelValueBytes: number;
+}
+
+/** Defaults of --ingest.max-id-bytes and --ingest.max-label-value-bytes. */
+export const DEFAULT_STRING_LIMITS: StringLimits = { maxIdBytes: 256, maxLabelValueBytes: DEFAULT_MAX_RAW_LABEL_BYTES };
 
 const NONE: readonly BoundedField[] = [];
 
@@ -38,6 +60,12 @@ const NONE: readonly BoundedField[] = [];
  */
 export class BoundCheck {
   private rejected: BoundedField[] | undefined;
+
+  constructor(private readonly limits: StringLimits = DEFAULT_STRING_LIMITS) {}
+
+  get maxIdBytes(): number {
+    return this.limits.maxIdBytes;
+  }
 
   /** The value when within [min, max]; undefined (and the field recorded) otherwise. */
   keep<T extends number | undefined>(value: T, field: BoundedField, max: number, min = 0): T | undefined {
@@ -52,6 +80,26 @@ export class BoundCheck {
 
   tokens(tokens: number | undefined): number | undefined {
     return this.keep(tokens, 'tokens', BOUNDS.tokens);
+  }
+
+  cost(usd: number | undefined): number | undefined {
+    return this.keep(usd, 'cost_usd', BOUNDS.costUsd);
+  }
+
+  /** An id within --ingest.max-id-bytes; undefined (and the field recorded) when longer. */
+  id(value: string | undefined, field: BoundedField): string | undefined {
+    return this.fits(value, field, this.limits.maxIdBytes);
+  }
+
+  /** A name that becomes a label value, within --ingest.max-label-value-bytes; undefined (recorded) when longer. */
+  text(value: string | undefined, field: BoundedField): string | undefined {
+    return this.fits(value, field, this.limits.maxLabelValueBytes);
+  }
+
+  private fits(value: string | undefined, field: BoundedField, maxBytes: number): string | undefined {
+    if (value === undefined || fitsBytes(value, maxBytes)) return value;
+    (this.rejected ??= []).push(field);
+    return undefined;
   }
 
   /** The sender's observation time within its bound, else the arrival time (see boundedObservedAt). */

@@ -5,7 +5,7 @@
  */
 import { SidecarError } from '../errors.js';
 import type { ObserverEvent } from './events.js';
-import { BoundCheck } from './bounds.js';
+import { BoundCheck, type StringLimits } from './bounds.js';
 import { readLine, type LineRejection } from './shapes.js';
 import { runInSlices, type Slicer } from '../slices.js';
 
@@ -31,6 +31,8 @@ export interface DecodeOptions {
   readonly maxLineBytes?: number;
   /** A JSON body is one document, parsed in one go: it is bounded on its own. */
   readonly maxJsonBytes?: number;
+  /** Byte limits of ids and names (bounds.ts); a longer one is absent and counted. */
+  readonly strings?: StringLimits;
 }
 
 /** Defaults of --ingest.max-line-bytes and --ingest.max-json-bytes. */
@@ -79,7 +81,7 @@ function isBlank(body: Buffer, start: number, end: number): boolean {
 function* decodeNdjson(body: Buffer, options: DecodeOptions): Generator<void, DecodedBody> {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const decoded: { events: ObserverEvent[]; errors: LineError[]; lines: number } = { events: [], errors: [], lines: 0 };
-  const check = new BoundCheck();
+  const check = new BoundCheck(options.strings);
   let unparseable = 0;
   let start = 0;
   for (let index = 0; start <= body.length; index += 1) {
@@ -119,7 +121,7 @@ function* decodeJson(body: Buffer, options: DecodeOptions): Generator<void, Deco
     if (value.length === 0) throw new SidecarError('empty_body');
     if (value.length > options.maxEvents) throw new SidecarError('too_many_events');
     const decoded: DecodedBody = { events: [], errors: [], lines: value.length };
-    const check = new BoundCheck();
+    const check = new BoundCheck(options.strings);
     for (let index = 0; index < value.length; index += 1) {
       if (index % LINES_PER_STEP === LINES_PER_STEP - 1) yield;
       collectItem(decoded, index, value[index], options, check);
@@ -128,7 +130,7 @@ function* decodeJson(body: Buffer, options: DecodeOptions): Generator<void, Deco
   }
   if (typeof value !== 'object' || value === null) throw new SidecarError('invalid_body');
   const decoded: DecodedBody = { events: [], errors: [], lines: 1 };
-  collectItem(decoded, 0, value, options, new BoundCheck());
+  collectItem(decoded, 0, value, options, new BoundCheck(options.strings));
   return decoded;
 }
 

@@ -19,7 +19,7 @@ import {
   type Fields,
 } from './fields.js';
 import type { ValueOf } from '../metrics/catalogue.js';
-import { BOUNDS, BoundCheck, type BoundedField } from './bounds.js';
+import { BOUNDS, BoundCheck, fitsBytes, type BoundedField } from './bounds.js';
 
 export type ApiKind = 'main' | 'auxiliary';
 /** Which route and shape brought an event: a plugin line, an envelope, flat kwargs, a webhook delivery. */
@@ -167,13 +167,23 @@ function isPresent(value: unknown): boolean {
   return true;
 }
 
-function apiCall(fields: Fields, kind: ApiKind): ApiCall {
+/** A non-empty id within its byte limit; a longer one is absent and counted under its wire name. */
+function idOf(fields: Fields, key: BoundedField, check: BoundCheck): string | undefined {
+  return check.id(id(fields, key), key);
+}
+
+/** A name that becomes a label value, within its byte limit; a longer one is absent and counted. */
+function nameOf(fields: Fields, key: BoundedField, check: BoundCheck): string | undefined {
+  return check.text(str(fields, key), key);
+}
+
+function apiCall(fields: Fields, kind: ApiKind, check: BoundCheck): ApiCall {
   return {
     kind,
-    provider: str(fields, 'provider'),
-    model: str(fields, 'model'),
-    requestId: id(fields, 'api_request_id'),
-    turnId: id(fields, 'turn_id'),
+    provider: nameOf(fields, 'provider', check),
+    model: nameOf(fields, 'model', check),
+    requestId: idOf(fields, 'api_request_id', check),
+    turnId: idOf(fields, 'turn_id', check),
   };
 }
 
@@ -203,9 +213,9 @@ function apiDuration(fields: Fields, kind: ApiKind): number | undefined {
   return kind === 'auxiliary' ? hermes : (hermes ?? millisAsSeconds(fields, 'duration_ms'));
 }
 
-function hermesCost(fields: Fields): HermesCost | undefined {
-  const usd = quantity(fields, 'cost_usd');
-  const status = str(fields, 'cost_status');
+function hermesCost(fields: Fields, check: BoundCheck): HermesCost | undefined {
+  const usd = check.cost(quantity(fields, 'cost_usd'));
+  const status = nameOf(fields, 'cost_status', check);
   return usd === undefined && status === undefined ? undefined : { usd, status };
 }
 
@@ -219,23 +229,23 @@ function timeToFirstChunk(fields: Fields): number | undefined {
 function apiSucceeded(fields: Fields, kind: ApiKind, check: BoundCheck): EventData {
   return {
     type: 'api_attempt_succeeded',
-    call: apiCall(fields, kind),
+    call: apiCall(fields, kind, check),
     durationSeconds: check.duration(apiDuration(fields, kind)),
     timeToFirstChunkSeconds: check.keep(timeToFirstChunk(fields), 'time_to_first_chunk', BOUNDS.durationSeconds),
-    finishReason: str(fields, 'finish_reason'),
+    finishReason: nameOf(fields, 'finish_reason', check),
     usage: readUsage(fields, check),
     // Only post_api_request is priced by the plugin.
-    cost: kind === 'main' ? hermesCost(fields) : undefined,
+    cost: kind === 'main' ? hermesCost(fields, check) : undefined,
   };
 }
 
 function apiFailed(fields: Fields, kind: ApiKind, check: BoundCheck): EventData {
   return {
     type: 'api_attempt_failed',
-    call: apiCall(fields, kind),
+    call: apiCall(fields, kind, check),
     durationSeconds: check.duration(apiDuration(fields, kind)),
-    reason: str(fields, 'reason'),
-    errorType: str(fields, 'error_type'),
+    reason: nameOf(fields, 'reason', check),
+    errorType: nameOf(fields, 'error_type', check),
     statusCode: check.keep(count(fields, 'status_code'), 'status_code', BOUNDS.statusCode.max, BOUNDS.statusCode.min),
     retryable: bool(fields, 'retryable'),
     retryCount: check.keep(count(fields, 'retry_count'), 'retry_count', BOUNDS.retryCount),
@@ -249,11 +259,11 @@ function auxiliaryFinished(fields: Fields, check: BoundCheck): EventData {
   return failed ? apiFailed(fields, 'auxiliary', check) : apiSucceeded(fields, 'auxiliary', check);
 }
 
-function toolStatus(fields: Fields): string | undefined {
-  const status = str(fields, 'status');
+function toolStatus(fields: Fields, check: BoundCheck): string | undefined {
+  const status = nameOf(fields, 'status', check);
   if (status !== undefined) return status;
   // Envelope variant: no status, an `error` field that is non-empty when the call failed.
-  if ('error' in fields) return isPresent(fields.error) ? 'error' : 'ok';
+  if (fields.error !== undefined) return isPresent(fields.error) ? 'error' : 'ok';
   return undefined;
 }
 
@@ -264,6 +274,9 @@ function turnDuration(fields: Fields): number | undefined {
   const end = quantity(fields, 'turn_end_time_ms');
   return start !== undefined && end !== undefined && end >= start ? (end - start) / 1000 : undefined;
 }
+
+/** Not a hook or reason the plugin reports: folded into `other` and counted where drop keys are stored. */
+const UNKNOWN_DROP_KEY = 'other';
 
 /** A heartbeat boot: a short token (the plugin sends 32 hex digits); anything else is absent. */
 const BOOT_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -283,72 +296,82 @@ function dropReports(fields: Fields, check: BoundCheck): DropReport[] {
     if (!isRecord(reasons)) continue;
     for (const reason of Object.keys(reasons)) {
       const total = check.keep(count(reasons, reason), 'dropped_total', BOUNDS.droppedTotal);
-      if (total !== undefined) reports.push({ hook, reason, total });
+      if (total !== undefined) reports.push({ hook: dropKey(hook, check), reason: dropKey(reason, check), total });
     }
   }
   return reports;
 }
 
+/** Drop keys are folded into known hooks and reasons downstream; an over-long one goes there as `other` unhashed. */
+function dropKey(key: string, check: BoundCheck): string {
+  return fitsBytes(key, check.maxIdBytes) ? key : UNKNOWN_DROP_KEY;
+}
+
 /** Reads one hook's fields, each value within its bound (the check records the ones that were not). */
 type Reader = (fields: Fields, check: BoundCheck) => EventData;
 
+const turnIdOf = (fields: Fields, check: BoundCheck) => idOf(fields, 'turn_id', check);
+const sessionIdOf = (fields: Fields, check: BoundCheck) => idOf(fields, 'session_id', check);
+const platformOf = (fields: Fields, check: BoundCheck) => nameOf(fields, 'platform', check);
+
 const approval =
   (type: 'approval_requested' | 'approval_responded'): Reader =>
-  (fields) => ({
+  (fields, check) => ({
     type,
-    surface: str(fields, 'surface'),
-    patternKey: str(fields, 'pattern_key'),
-    toolCallId: id(fields, 'tool_call_id'),
-    sessionKey: str(fields, 'session_key'),
+    surface: nameOf(fields, 'surface', check),
+    patternKey: nameOf(fields, 'pattern_key', check),
+    toolCallId: idOf(fields, 'tool_call_id', check),
+    // Keys the queue of a session's approvals: an id, never a label.
+    sessionKey: idOf(fields, 'session_key', check),
     // Only a response carries a decision.
-    choice: type === 'approval_responded' ? str(fields, 'choice') : undefined,
-    decidedBy: type === 'approval_responded' ? str(fields, 'decided_by') : undefined,
+    choice: type === 'approval_responded' ? nameOf(fields, 'choice', check) : undefined,
+    decidedBy: type === 'approval_responded' ? nameOf(fields, 'decided_by', check) : undefined,
   });
 
 const session =
   (type: 'session_started' | 'session_finalized' | 'session_reset'): Reader =>
-  (fields) => ({ type, sessionId: id(fields, 'session_id'), platform: str(fields, 'platform') });
+  (fields, check) => ({ type, sessionId: sessionIdOf(fields, check), platform: platformOf(fields, check) });
 
 // A Map, not an object: a client-sent name such as `constructor` must not find a prototype member.
 const READERS: ReadonlyMap<string, Reader> = new Map(Object.entries({
-  pre_api_request: (fields) => ({ type: 'api_attempt_started', call: apiCall(fields, 'main') }),
+  pre_api_request: (fields, check) => ({ type: 'api_attempt_started', call: apiCall(fields, 'main', check) }),
   post_api_request: (fields, check) => apiSucceeded(fields, 'main', check),
   api_request_error: (fields, check) => apiFailed(fields, 'main', check),
-  pre_auxiliary_call: (fields) => ({ type: 'api_attempt_started', call: apiCall(fields, 'auxiliary') }),
+  pre_auxiliary_call: (fields, check) => ({ type: 'api_attempt_started', call: apiCall(fields, 'auxiliary', check) }),
   post_auxiliary_call: auxiliaryFinished,
-  pre_llm_call: (fields) => ({
+  pre_llm_call: (fields, check) => ({
     type: 'turn_started',
-    turnId: id(fields, 'turn_id'),
-    sessionId: id(fields, 'session_id'),
-    platform: str(fields, 'platform'),
-    model: str(fields, 'model'),
+    turnId: turnIdOf(fields, check),
+    sessionId: sessionIdOf(fields, check),
+    platform: platformOf(fields, check),
+    model: nameOf(fields, 'model', check),
   }),
-  on_session_end: (fields) => ({
+  on_session_end: (fields, check) => ({
     type: 'turn_finished',
-    turnId: id(fields, 'turn_id'),
-    sessionId: id(fields, 'session_id'),
-    platform: str(fields, 'platform'),
-    model: str(fields, 'model'),
+    turnId: turnIdOf(fields, check),
+    sessionId: sessionIdOf(fields, check),
+    platform: platformOf(fields, check),
+    model: nameOf(fields, 'model', check),
     completed: bool(fields, 'completed'),
     failed: bool(fields, 'failed'),
     interrupted: bool(fields, 'interrupted'),
-    exitReason: str(fields, 'turn_exit_reason'),
-    sessionExitReason: str(fields, 'reason'),
+    exitReason: nameOf(fields, 'turn_exit_reason', check),
+    sessionExitReason: nameOf(fields, 'reason', check),
   }),
-  turn_end: (fields, check) => ({ type: 'turn_ended', turnId: id(fields, 'turn_id'), durationSeconds: check.duration(turnDuration(fields)) }),
-  pre_tool_call: (fields) => ({
+  turn_end: (fields, check) => ({ type: 'turn_ended', turnId: turnIdOf(fields, check), durationSeconds: check.duration(turnDuration(fields)) }),
+  pre_tool_call: (fields, check) => ({
     type: 'tool_started',
-    toolCallId: id(fields, 'tool_call_id'),
-    tool: str(fields, 'tool_name'),
-    turnId: id(fields, 'turn_id'),
+    toolCallId: idOf(fields, 'tool_call_id', check),
+    tool: nameOf(fields, 'tool_name', check),
+    turnId: turnIdOf(fields, check),
   }),
   post_tool_call: (fields, check) => ({
     type: 'tool_finished',
-    toolCallId: id(fields, 'tool_call_id'),
-    tool: str(fields, 'tool_name'),
-    turnId: id(fields, 'turn_id'),
-    status: toolStatus(fields),
-    errorType: str(fields, 'error_type'),
+    toolCallId: idOf(fields, 'tool_call_id', check),
+    tool: nameOf(fields, 'tool_name', check),
+    turnId: turnIdOf(fields, check),
+    status: toolStatus(fields, check),
+    errorType: nameOf(fields, 'error_type', check),
     durationSeconds: check.duration(millisAsSeconds(fields, 'duration_ms')),
   }),
   pre_approval_request: approval('approval_requested'),
@@ -356,28 +379,28 @@ const READERS: ReadonlyMap<string, Reader> = new Map(Object.entries({
   on_session_start: session('session_started'),
   on_session_finalize: session('session_finalized'),
   on_session_reset: session('session_reset'),
-  session_event: (fields) => ({ type: 'session_event', event: str(fields, 'event') }),
-  subagent_start: (fields) => ({
+  session_event: (fields, check) => ({ type: 'session_event', event: nameOf(fields, 'event', check) }),
+  subagent_start: (fields, check) => ({
     type: 'subagent_started',
-    childSessionId: id(fields, 'child_session_id'),
-    role: str(fields, 'child_role'),
+    childSessionId: idOf(fields, 'child_session_id', check),
+    role: nameOf(fields, 'child_role', check),
   }),
   subagent_stop: (fields, check) => ({
     type: 'subagent_stopped',
-    childSessionId: id(fields, 'child_session_id'),
-    role: str(fields, 'child_role'),
-    status: str(fields, 'child_status'),
+    childSessionId: idOf(fields, 'child_session_id', check),
+    role: nameOf(fields, 'child_role', check),
+    status: nameOf(fields, 'child_status', check),
     durationSeconds: check.duration(millisAsSeconds(fields, 'duration_ms')),
   }),
   agent_end: (fields, check) => ({
     type: 'agent_run_finished',
-    stopReason: str(fields, 'stop_reason'),
+    stopReason: nameOf(fields, 'stop_reason', check),
     durationSeconds: check.duration(millisAsSeconds(fields, 'run_duration_ms')),
   }),
   memory_write: (fields, check) => ({
     type: 'memory_written',
-    memoryProvider: str(fields, 'memory_provider'),
-    action: str(fields, 'action'),
+    memoryProvider: nameOf(fields, 'memory_provider', check),
+    action: nameOf(fields, 'action', check),
     sizeBytes: check.keep(count(fields, 'size_bytes'), 'size_bytes', BOUNDS.sizeBytes),
   }),
   plugin_heartbeat: (fields, check) => ({

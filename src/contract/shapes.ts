@@ -9,7 +9,7 @@
  * The same logical event in any shape yields the same ObserverEvent (observedAt aside, which
  * falls back to the arrival time when the sender did not stamp it).
  */
-import { BoundCheck } from './bounds.js';
+import { BoundCheck, fitsBytes } from './bounds.js';
 import { readEventData, type ObserverEvent } from './events.js';
 import { withErrorClass } from './errorClass.js';
 import { isRecord, type Fields } from './fields.js';
@@ -19,7 +19,6 @@ export type LineRejection = Extract<ValueOf<'rejection_reason'>, 'invalid_event'
 
 
 const MAX_NAME_LENGTH = 128;
-const MAX_INSTANCE_LENGTH = 128;
 
 function eventName(line: Fields): string | undefined | null {
   const name = line.event ?? line.hook;
@@ -28,10 +27,13 @@ function eventName(line: Fields): string | undefined | null {
   return name;
 }
 
-/** Sequence metadata is ours, not Hermes': a malformed value rejects the line rather than risk double counting. */
-function validSequenceMeta(instance: unknown, seq: unknown): boolean {
+/**
+ * Sequence metadata is ours, not Hermes': a malformed value, or an instance id past the id byte
+ * limit, rejects the line rather than risk double counting.
+ */
+function validSequenceMeta(instance: unknown, seq: unknown, maxIdBytes: number): boolean {
   if (instance === undefined) return seq === undefined;
-  if (typeof instance !== 'string' || instance === '' || instance.length > MAX_INSTANCE_LENGTH) return false;
+  if (typeof instance !== 'string' || instance === '' || !fitsBytes(instance, maxIdBytes)) return false;
   return seq === undefined || (typeof seq === 'number' && Number.isSafeInteger(seq) && seq >= 0);
 }
 
@@ -57,7 +59,7 @@ export function readLine(line: unknown, arrivedAt: number, check: BoundCheck): O
   if (name === undefined) return 'unknown_shape';
   if (name === null) return 'invalid_event';
   const { instance, seq } = line;
-  if (!validSequenceMeta(instance, seq)) return 'invalid_event';
+  if (!validSequenceMeta(instance, seq, check.maxIdBytes)) return 'invalid_event';
 
   const envelope = isRecord(line.data) && (line.event !== undefined);
   // Raw Hermes kwargs in any shape: api_request_error's exception class is taken as the plugin does.

@@ -3,9 +3,12 @@
  * `{hook_event_name, tool_name, tool_input, session_id, cwd, profile, extra:{…}, delivery_id, timestamp}`,
  * mapped into the same ObserverEvent as a plugin line of that hook. `tool_input` (arguments),
  * `cwd` and `profile` are never read.
+ *
+ * A delivery's identity (for replay detection) comes only from what the signature covers: its
+ * `delivery_id`, else the digest of the signed bytes. No header is signed, so none is trusted.
  */
 import { createHash } from 'node:crypto';
-import { BoundCheck } from './bounds.js';
+import { BoundCheck, type StringLimits } from './bounds.js';
 import { readEventData, type ObserverEvent } from './events.js';
 import { isRecord, record, str, type Fields } from './fields.js';
 import { withErrorClass } from './errorClass.js';
@@ -24,23 +27,30 @@ function deliveredAt(body: Fields): number | undefined {
   return Number.isFinite(parsed) && parsed > 0 ? parsed / 1000 : undefined;
 }
 
-/** Ids longer than this are remembered by their digest: the dedupe window's memory stays bounded. */
-const MAX_ID_LENGTH = 128;
-
 /**
  * The delivery id as a string whatever JSON type it came as: a number and its decimal string
  * are the same delivery. Objects, arrays, booleans and empty strings are no id.
  */
-export function normalizeDeliveryId(value: unknown): string | undefined {
+function normalizeDeliveryId(value: unknown): string | undefined {
   let text: string | undefined;
   if (typeof value === 'string') text = value.trim();
   else if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
-  if (text === undefined || text === '') return undefined;
-  return text.length <= MAX_ID_LENGTH ? text : `sha256:${createHash('sha256').update(text).digest('hex')}`;
+  return text === undefined || text === '' ? undefined : text;
+}
+
+/**
+ * The key a delivery is remembered by: its signed delivery_id, else the SHA-256 of the signed
+ * bytes, so a replay of the same signed body is recognised whatever headers come with it (and
+ * two deliveries without ids are one only when every signed byte is the same). The prefixes keep
+ * an id from ever equalling a digest.
+ */
+export function deliveryKey(deliveryId: string | undefined, signedBody: Buffer): string {
+  if (deliveryId !== undefined) return `id:${deliveryId}`;
+  return `body:${createHash('sha256').update(signedBody).digest('hex')}`;
 }
 
 /** The delivery as an event, or undefined when it is not a webhook delivery at all. */
-export function readWebhookDelivery(body: unknown, arrivedAt: number): WebhookDelivery | undefined {
+export function readWebhookDelivery(body: unknown, arrivedAt: number, limits?: StringLimits): WebhookDelivery | undefined {
   if (!isRecord(body)) return undefined;
   const name = str(body, 'hook_event_name');
   if (name === undefined || name === '' || name.length > MAX_NAME_LENGTH) return undefined;
@@ -51,11 +61,13 @@ export function readWebhookDelivery(body: unknown, arrivedAt: number): WebhookDe
     ...(body.session_id === undefined || body.session_id === null ? {} : { session_id: body.session_id }),
   };
   // Read and bounded as a plugin line is (contract/shapes.ts readLine).
-  const check = new BoundCheck();
+  const check = new BoundCheck(limits);
   const data = readEventData(name, withErrorClass(name, fields), check);
   const observedAt = check.observedAt(deliveredAt(body), arrivedAt);
+  // An id past the byte limit is absent (counted): the delivery is then known by its digest.
+  const deliveryId = check.id(normalizeDeliveryId(body.delivery_id), 'delivery_id');
   return {
-    deliveryId: normalizeDeliveryId(body.delivery_id),
+    deliveryId,
     event: { name, source: 'webhook', observedAt, instance: undefined, seq: undefined, data, rejectedValues: check.take() },
   };
 }

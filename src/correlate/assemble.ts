@@ -48,6 +48,8 @@ export interface EventPipelineSettings {
   };
   /** The config file's price table (USD per million tokens per provider/model). */
   readonly prices?: readonly PriceEntry[];
+  /** The raw label-value limit the label guard cuts to (--ingest.max-label-value-bytes). */
+  readonly ingest?: { readonly maxLabelValueBytes?: number };
 }
 
 /**
@@ -100,7 +102,7 @@ export function createEventPipeline(
   });
   const recorders = createRecorders(
     {
-      labels: new LabelGuard(config.labels, metricsOwnedBy(metrics, 'metrics/labels')),
+      labels: new LabelGuard(config.labels, metricsOwnedBy(metrics, 'metrics/labels'), config.ingest?.maxLabelValueBytes),
       clock: held.now,
       spans: { ttlSeconds: config.correlator.spanTtlSeconds, maxEntries: config.correlator.maxSpans, maxBytes: budgets.eachSpanTable },
       sessionTtlSeconds: config.correlator.sessionTtlSeconds,

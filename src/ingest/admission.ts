@@ -4,6 +4,7 @@
  */
 import type { Request, RequestHandler, Response } from 'express';
 import type { Clock } from '../clock.js';
+import type { StringLimits } from '../contract/bounds.js';
 import { decodeBodyInSlices, type BodyFormat, type DecodedBody, type DecodeOptions } from '../contract/decode.js';
 import { SidecarError } from '../errors.js';
 import type { OwnedMetrics } from '../metrics/registry.js';
@@ -19,12 +20,13 @@ export const HOOKS_ROUTE = '/v1/hooks';
 /** At most this many per-line errors are listed in a 202 body; the counts are always exact. */
 const MAX_LISTED_ERRORS = 100;
 
-const MEDIA_TYPES: Readonly<Record<string, BodyFormat>> = {
-  'application/x-ndjson': 'ndjson',
-  'application/ndjson': 'ndjson',
-  'application/jsonl': 'ndjson',
-  'application/json': 'json',
-};
+// A Map, not an object: a media type such as `constructor` must find nothing.
+const MEDIA_TYPES: ReadonlyMap<string, BodyFormat> = new Map([
+  ['application/x-ndjson', 'ndjson'],
+  ['application/ndjson', 'ndjson'],
+  ['application/jsonl', 'ndjson'],
+  ['application/json', 'json'],
+]);
 
 /** A request answered 202 with some lines rejected: counts per reason, never the lines. */
 export interface RejectedLines {
@@ -43,6 +45,8 @@ export interface IngestRouteOptions {
   readonly maxEventsPerRequest: number;
   readonly maxLineBytes: number;
   readonly maxJsonBytes: number;
+  /** Byte limits of ids and names in events and deliveries (--ingest.max-id-bytes, --ingest.max-label-value-bytes). */
+  readonly strings?: StringLimits;
   readonly bodyTimeoutMs: number;
   /** Bytes of bodies being read or held on this listener. */
   readonly inflight: InflightBudget;
@@ -55,14 +59,14 @@ export interface IngestRouteOptions {
 
 function reportRejectedLines(options: IngestRouteOptions, decoded: DecodedBody, route: string): void {
   if (decoded.errors.length === 0 || options.onRejectedLines === undefined) return;
-  const rejected: Record<string, number> = {};
+  const rejected: Record<string, number> = Object.create(null) as Record<string, number>;
   for (const error of decoded.errors) rejected[error.reason] = (rejected[error.reason] ?? 0) + 1;
   options.onRejectedLines({ route, lines: decoded.lines, accepted: decoded.events.length, rejected });
 }
 
 export function bodyFormat(request: Request): BodyFormat | undefined {
   const type = request.get('content-type')?.split(';')[0]?.trim().toLowerCase();
-  return type === undefined ? undefined : MEDIA_TYPES[type];
+  return type === undefined ? undefined : MEDIA_TYPES.get(type);
 }
 
 /**
@@ -87,6 +91,7 @@ export function decodeRequestBody(options: IngestRouteOptions, body: Buffer, for
     maxEvents: options.maxEventsPerRequest,
     maxLineBytes: options.maxLineBytes,
     maxJsonBytes: options.maxJsonBytes,
+    ...(options.strings === undefined ? {} : { strings: options.strings }),
     arrivedAt: options.wallClock(),
   };
   return decodeBodyInSlices(withoutBom(body), settings, options.slicer);

@@ -3,13 +3,15 @@
  * (`X-Hermes-Signature-256: sha256=<hex>`) is verified in constant time before the body is
  * parsed. The body is read before anyone is authenticated (the signature covers it), so it has
  * a small limit of its own (`--webhook.max-body-bytes`, on the wire and after inflation).
- * A delivery_id applied within the dedupe window is acknowledged and not applied again; an id is
- * recorded only once its delivery was applied, so a refused delivery is applied when retried.
+ * A delivery applied within the dedupe window is acknowledged and not applied again; it is
+ * recorded only once applied, so a refused delivery is applied when retried. A delivery is known
+ * by its signed delivery_id, else by the digest of its signed bytes (contract/webhook.ts
+ * deliveryKey): no header is signed, so no header decides identity.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Router, type RequestHandler } from 'express';
 import type { DecodedBody } from '../contract/decode.js';
-import { normalizeDeliveryId, readWebhookDelivery } from '../contract/webhook.js';
+import { deliveryKey, readWebhookDelivery } from '../contract/webhook.js';
 import { SidecarError } from '../errors.js';
 import { withoutBom } from './body.js';
 import { RecentIds } from './recent.js';
@@ -52,11 +54,10 @@ function deliveryHandler(options: IngestRouteOptions, hooks: HooksRouteOptions, 
   return async (request, response) => {
     const body = bodyOf(request);
     if (body.length === 0) throw new SidecarError('empty_body');
-    const delivery = readWebhookDelivery(parseJson(body), options.wallClock());
+    const delivery = readWebhookDelivery(parseJson(body), options.wallClock(), options.strings);
     if (delivery === undefined) throw new SidecarError('invalid_body');
     const decoded: DecodedBody = { events: [delivery.event], errors: [], lines: 1 };
-    const deliveryId = delivery.deliveryId ?? normalizeDeliveryId(request.get('x-hermes-delivery'));
-    if (deliveryId === undefined) return submitDecoded(options, decoded, response);
+    const deliveryId = deliveryKey(delivery.deliveryId, body);
     const claim = recent.claim(deliveryId);
     if (claim === 'in_progress') throw new SidecarError('delivery_in_progress');
     if (claim === 'duplicate') {

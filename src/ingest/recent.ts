@@ -1,5 +1,6 @@
 /**
- * Webhook delivery ids: a bounded set of recently applied ids (the oldest is forgotten first),
+ * Webhook delivery keys (contract/webhook.ts deliveryKey: the signed delivery_id or the digest of
+ * the signed body, so each key is short): a bounded set of recently applied ids (the oldest is forgotten first),
  * and the ids whose delivery is being applied now. An id is remembered only once its delivery
  * has been applied: a delivery refused (429/503) or failed must be applied when it is retried.
  */

@@ -11,9 +11,35 @@ export const OTHER = 'other';
 export type Fallback = typeof UNKNOWN | typeof OTHER;
 
 const MAX_LABEL_LENGTH = 128;
+/** Longer than any closed value plus the whitespace a sender may wrap it in. */
+const MAX_CLOSED_LENGTH = 256;
 // Control characters (C0, DEL, C1) never belong in a label value; removing them also keeps
 // NUL free for the series keys the storage builds from label values.
 const CONTROL_CHARACTERS = /\p{Cc}/gu;
+
+/** Default of --ingest.max-label-value-bytes: the longest raw name read, cached or sanitized. */
+export const DEFAULT_MAX_RAW_LABEL_BYTES = 1024;
+
+/**
+ * Whether `text` is at most `maxBytes` long in UTF-8. A UTF-16 unit is 1 to 3 bytes (a surrogate
+ * pair 4 for two units), so the length alone settles most strings without encoding them.
+ */
+export function fitsBytes(text: string, maxBytes: number): boolean {
+  if (text.length > maxBytes) return false;
+  if (text.length * 3 <= maxBytes) return true;
+  return Buffer.byteLength(text, 'utf8') <= maxBytes;
+}
+
+/** The longest prefix of `text` that is at most `maxBytes` in UTF-8, cut between characters. */
+export function cutToBytes(text: string, maxBytes: number): string {
+  if (fitsBytes(text, maxBytes)) return text;
+  // No more than maxBytes units can fit; encode only those.
+  const bytes = Buffer.from(text.slice(0, maxBytes), 'utf8');
+  let end = Math.min(maxBytes, bytes.length);
+  // Back off continuation bytes (10xxxxxx) so the cut falls before a character's first byte.
+  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end -= 1;
+  return bytes.toString('utf8', 0, end);
+}
 
 /** Trims, strips control characters, truncates and repairs lone surrogates; '' when nothing is left. */
 export function sanitizeLabelValue(raw: string): string {
@@ -29,6 +55,8 @@ export function sanitizeLabelValue(raw: string): string {
  */
 export function closedLabel<const V extends string>(allowed: ReadonlySet<V>, raw: string | undefined): V | Fallback {
   if (raw === undefined) return UNKNOWN;
+  // No closed value is this long: not worth trimming or hashing.
+  if (raw.length > MAX_CLOSED_LENGTH) return OTHER;
   const value = raw.trim();
   if (value === '') return UNKNOWN;
   return (allowed as ReadonlySet<string>).has(value) ? (value as V) : OTHER;
@@ -74,20 +102,86 @@ interface GuardState {
   readonly allow: ReadonlySet<string> | undefined;
   readonly rewrite: ReadonlyMap<string, string>;
   readonly admitted: Set<string>;
-  /** Raw value → exported value, for values that were not folded: the hot path skips sanitizing. */
-  readonly resolved: Map<string, string>;
+  /** Raw value (cut to the byte limit) → exported value, for values that were not folded: the hot path skips sanitizing. */
+  readonly resolved: SpellingCache;
 }
 
-/** Raw spellings remembered per label; past this, new ones take the slow path (still correct). */
-const MAX_RESOLVED_PER_LABEL = 4096;
+/**
+ * Raw spellings remembered per label: a few per admitted value (case, whitespace, rewrites),
+ * never more than MAX_SPELLINGS. Past that the least recently used is forgotten (counted) and
+ * resolved again if it returns, with the same result.
+ */
+const SPELLINGS_PER_VALUE = 4;
+const MIN_SPELLINGS = 64;
+const MAX_SPELLINGS = 4096;
+
+export const spellingCapacity = (cap: number): number => Math.min(MAX_SPELLINGS, SPELLINGS_PER_VALUE * cap + MIN_SPELLINGS);
+
+/**
+ * A bounded map of raw spellings to exported values, evicting by the clock (second-chance)
+ * policy: a hit only marks its entry, so the hot path writes no Map; eviction skips (and
+ * unmarks) recently used entries, oldest first.
+ */
+class SpellingCache {
+  private readonly entries = new Map<string, { readonly value: string; used: boolean }>();
+
+  constructor(
+    private readonly capacity: number,
+    private readonly onEvict: () => void,
+  ) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  keys(): IterableIterator<string> {
+    return this.entries.keys();
+  }
+
+  get(raw: string): string | undefined {
+    const entry = this.entries.get(raw);
+    if (entry === undefined) return undefined;
+    entry.used = true;
+    return entry.value;
+  }
+
+  set(raw: string, value: string): void {
+    if (this.entries.size >= this.capacity) this.evictOne();
+    this.entries.set(raw, { value, used: false });
+  }
+
+  private evictOne(): void {
+    // Each marked entry moves to the back unmarked, so this ends within capacity + 1 steps.
+    for (const [raw, entry] of this.entries) {
+      this.entries.delete(raw);
+      if (!entry.used) {
+        this.onEvict();
+        return;
+      }
+      entry.used = false;
+      this.entries.set(raw, entry);
+    }
+  }
+}
+
+/** The counters the guard writes (metrics/labels in the catalogue). */
+export interface LabelGuardMetrics {
+  /** Each fold into `other` counts once. */
+  readonly labelOverflow: { inc(labels: { readonly label: OpenLabel }): void };
+  /** A raw value longer than the byte limit, cut before anything else. */
+  readonly labelValuesCut: { inc(labels: { readonly label: OpenLabel }): void };
+  /** A spelling forgotten by a full cache. */
+  readonly labelCacheEvictions: { inc(labels: { readonly label: OpenLabel }): void };
+}
 
 export class LabelGuard {
   private readonly states: Record<OpenLabel, GuardState>;
 
   constructor(
     rules: LabelRules,
-    /** The guard's own counter: each fold into `other` counts once. */
-    private readonly metrics: { readonly labelOverflow: { inc(labels: { readonly label: OpenLabel }): void } },
+    private readonly metrics: LabelGuardMetrics,
+    /** Raw values are cut to this many UTF-8 bytes before they are cached, hashed or sanitized. */
+    private readonly maxRawBytes: number = DEFAULT_MAX_RAW_LABEL_BYTES,
   ) {
     this.states = Object.fromEntries(
       OPEN_LABELS.map((label) => {
@@ -97,26 +191,38 @@ export class LabelGuard {
           allow: rule.allow === undefined ? undefined : new Set(rule.allow),
           rewrite: new Map(Object.entries(rule.rewrite ?? {})),
           admitted: new Set(),
-          resolved: new Map(),
+          resolved: new SpellingCache(spellingCapacity(rule.cap), () => metrics.labelCacheEvictions.inc({ label })),
         };
         return [label, state];
       }),
     ) as Record<OpenLabel, GuardState>;
   }
 
-  /** The exported value of an open label: sanitized, rewritten, allow-listed and capped. */
+  /** The exported value of an open label: cut to the byte limit, sanitized, rewritten, allow-listed and capped. */
   value(label: OpenLabel, raw: string | undefined): string {
     if (raw === undefined) return UNKNOWN;
     const state = this.states[label];
-    const known = state.resolved.get(raw);
+    const bounded = this.bounded(label, raw);
+    const known = state.resolved.get(bounded);
     if (known !== undefined) return known;
-    const value = this.resolve(label, state, raw);
+    const value = this.resolve(label, state, bounded);
     if (value !== undefined) {
-      if (state.resolved.size < MAX_RESOLVED_PER_LABEL) state.resolved.set(raw, value);
+      state.resolved.set(bounded, value);
       return value;
     }
     this.metrics.labelOverflow.inc({ label });
     return OTHER;
+  }
+
+  /** The raw spellings cached for a label (for tests and debugging: their number and length are bounded). */
+  cachedSpellings(label: OpenLabel): readonly string[] {
+    return [...this.states[label].resolved.keys()];
+  }
+
+  private bounded(label: OpenLabel, raw: string): string {
+    if (fitsBytes(raw, this.maxRawBytes)) return raw;
+    this.metrics.labelValuesCut.inc({ label });
+    return cutToBytes(raw, this.maxRawBytes);
   }
 
   /** The exported value, or undefined when the value folds into `other` (allow-list or cap). */

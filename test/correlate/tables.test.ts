@@ -3,6 +3,7 @@
  * evictions), long ids looked up by digest, and TTL sweeps that hand the event loop back.
  */
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_STRING_LIMITS } from '../../src/contract/bounds.js';
 import { decodeBody } from '../../src/contract/decode.js';
 import type { ObserverEvent } from '../../src/contract/events.js';
 import { tableBudgets } from '../../src/correlate/assemble.js';
@@ -15,9 +16,15 @@ import { FakeClock, startTestSidecar } from '../support/sidecar.js';
 
 const MiB = 1024 * 1024;
 
+/**
+ * The decoder refuses long ids by default (--ingest.max-id-bytes); these tests lift that limit to
+ * show that the tables stay bounded on their own, whatever reaches them.
+ */
+const UNLIMITED_STRINGS = { maxIdBytes: Number.MAX_SAFE_INTEGER, maxLabelValueBytes: DEFAULT_STRING_LIMITS.maxLabelValueBytes };
+
 function decode(lines: readonly object[]): ObserverEvent[] {
   const body = Buffer.from(lines.map((line) => JSON.stringify(line)).join('\n'));
-  return decodeBody(body, { format: 'ndjson', maxEvents: lines.length, arrivedAt: 1_800_000_000 }).events;
+  return decodeBody(body, { format: 'ndjson', maxEvents: lines.length, arrivedAt: 1_800_000_000, strings: UNLIMITED_STRINGS }).events;
 }
 
 /** An id of `length` characters, distinct from the others from its first character on. */
@@ -74,7 +81,7 @@ describe('tables bounded in bytes', () => {
   });
 
   it('evicts the oldest sessions past the byte budget and counts them: 2,000 sessions with 1,000-character ids, 1 MB budget', async () => {
-    const harness = startTestSidecar({ 'correlator.max-table-bytes': String(3 * 1_000_000) });
+    const harness = startTestSidecar({ 'correlator.max-table-bytes': String(3 * 1_000_000), 'ingest.max-id-bytes': '65536' });
     const entryBytes = ENTRY_OVERHEAD_BYTES + stringBytes('x'.repeat(1000));
     const kept = Math.floor(1_000_000 / entryBytes);
     expect(kept).toBe(443);
@@ -91,7 +98,7 @@ describe('tables bounded in bytes', () => {
   });
 
   it('charges the strings a span keeps: turns with long session ids evict older turns, counted by table', async () => {
-    const harness = startTestSidecar({ 'correlator.max-table-bytes': String(15 * 100_000) });
+    const harness = startTestSidecar({ 'correlator.max-table-bytes': String(15 * 100_000), 'ingest.max-id-bytes': '65536' });
     const budget = tableBudgets(15 * 100_000).eachSpanTable;
     expect(budget).toBe(200_000);
     // Each turn: its key and the turn id its state keeps (2 × 2 × 4 B), the session id (2 × 1,000 B), the index share.

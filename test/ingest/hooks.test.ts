@@ -105,6 +105,50 @@ describe('replays', () => {
   });
 });
 
+describe('delivery identity comes only from signed content', () => {
+  it('one delivery without a delivery_id, replayed six times with different X-Hermes-Delivery headers, is applied once', async () => {
+    const harness = startTestSidecar({ 'webhook.secret-file': secretFile() });
+    const { delivery_id: _id, ...unidentified } = toolDelivery();
+    const body = JSON.stringify(unidentified);
+    const answers = [];
+    for (let copy = 0; copy < 6; copy += 1) {
+      const response = await harness.ingest
+        .post('/v1/hooks')
+        .set({ 'Content-Type': 'application/json', 'X-Hermes-Signature-256': sign(body), 'X-Hermes-Delivery': `forged-${copy}` })
+        .send(body);
+      answers.push([response.status, response.body.accepted]);
+    }
+    expect(answers).toEqual([[202, 1], [202, 0], [202, 0], [202, 0], [202, 0], [202, 0]]);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(1);
+    expect(samples.get('hermes_sidecar_events_duplicate_total')).toBe(5);
+  });
+
+  it('an unsigned header never merges two signed deliveries: distinct delivery_ids sent with one X-Hermes-Delivery are both applied', async () => {
+    const harness = startTestSidecar({ 'webhook.secret-file': secretFile() });
+    for (const delivery of [toolDelivery(), toolDelivery()]) {
+      const body = JSON.stringify(delivery);
+      const response = await harness.ingest
+        .post('/v1/hooks')
+        .set({ 'Content-Type': 'application/json', 'X-Hermes-Signature-256': sign(body), 'X-Hermes-Delivery': 'same' })
+        .send(body);
+      expect(response.body).toEqual({ accepted: 1, rejected: 0, errors: [] });
+    }
+    expect((await harness.samples()).get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(2);
+  });
+
+  it('a delivery_id past --ingest.max-id-bytes counts as absent (counted), and the delivery is known by its signed bytes', async () => {
+    const harness = startTestSidecar({ 'webhook.secret-file': secretFile() });
+    const delivery = { ...toolDelivery(), delivery_id: 'd'.repeat(64 * 1024 - 1024) };
+    expect((await deliver(harness, delivery)).body).toEqual({ accepted: 1, rejected: 0, errors: [] });
+    expect((await deliver(harness, delivery)).body).toMatchObject({ duplicate: true });
+    const samples = await harness.samples();
+    // Counted when the delivery is applied: the replay is not.
+    expect(samples.get(series('hermes_sidecar_values_rejected_total', { field: 'delivery_id' }))).toBe(1);
+    expect(samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(1);
+  });
+});
+
 describe('same logical events as the plugin path', () => {
   it('gives identical agent metrics for the fixture conversation', async () => {
     const prefixes = ['hermes_api_', 'hermes_tokens_', 'hermes_turn', 'hermes_tool_', 'hermes_approval', 'hermes_session', 'hermes_subagent', 'hermes_agent_', 'hermes_memory_'];
@@ -154,13 +198,18 @@ describe('delivery ids are recorded once applied', () => {
     expect((await harness.samples()).get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(1);
   });
 
-  it('normalises delivery ids: the number 42 and the string "42" are one delivery; an object is no id', async () => {
+  it('normalises delivery ids: the number 42 and the string "42" are one delivery; an object is no id, so the signed bytes identify the delivery', async () => {
     const harness = startTestSidecar({ 'webhook.secret-file': secretFile() });
     expect((await deliver(harness, { ...toolDelivery(), delivery_id: 42 })).body).toEqual({ accepted: 1, rejected: 0, errors: [] });
     expect((await deliver(harness, { ...toolDelivery(), delivery_id: '42' })).body).toMatchObject({ duplicate: true });
-    expect((await deliver(harness, { ...toolDelivery(), delivery_id: { id: 1 } })).status).toBe(202);
-    expect((await deliver(harness, { ...toolDelivery(), delivery_id: { id: 1 } })).body).toEqual({ accepted: 1, rejected: 0, errors: [] });
-    expect((await harness.samples()).get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(3);
+    const noId = { ...toolDelivery(), delivery_id: { id: 1 } };
+    expect((await deliver(harness, noId)).body).toEqual({ accepted: 1, rejected: 0, errors: [] });
+    expect((await deliver(harness, noId)).body).toMatchObject({ duplicate: true });
+    // Another delivery without an id differs in its signed bytes (here its timestamp): applied.
+    expect((await deliver(harness, { ...noId, timestamp: '2027-01-01T00:00:00.000Z' })).body).toEqual({ accepted: 1, rejected: 0, errors: [] });
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(3);
+    expect(samples.get('hermes_sidecar_events_duplicate_total')).toBe(2);
   });
 
   it('a second copy arriving while the first is being applied is told to retry (429), not acknowledged', async () => {

@@ -87,4 +87,36 @@ describe('value bounds', () => {
       { numRuns: 60 },
     );
   });
+
+  it('cost_usd of 1e308 sent twice leaves hermes_cost_usd_total finite; the values are absent and counted', async () => {
+    const harness = startTestSidecar();
+    const priced = (usd: number) => ({ event: 'post_api_request', provider: 'p', model: 'm', cost_usd: usd, cost_status: 'actual' });
+    await harness.postNdjson([priced(0.25), priced(1e308), priced(1e308)]);
+    expect(nonFiniteSamples(await harness.scrape())).toEqual([]);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_cost_usd_total', { ...main, pricing: 'hermes' }))).toBe(0.25);
+    expect(samples.get(series('hermes_sidecar_values_rejected_total', { field: 'cost_usd' }))).toBe(2);
+    // Without a usable price the calls are unpriced, never guessed (no usage was sent).
+    expect(samples.get(series('hermes_cost_unpriced_requests_total', { ...main, reason: 'no_usage' }))).toBe(2);
+  });
+
+  it('counters fed the largest allowed value on every event stay finite and exact', async () => {
+    const harness = startTestSidecar();
+    const maximal = {
+      event: 'post_api_request',
+      provider: 'p',
+      model: 'm',
+      api_duration: BOUNDS.durationSeconds,
+      cost_usd: BOUNDS.costUsd,
+      usage: { input_tokens: BOUNDS.tokens, output_tokens: BOUNDS.tokens },
+    };
+    const events = 10_000;
+    for (let sent = 0; sent < events; sent += 2_500) await harness.postNdjson(Array.from({ length: 2_500 }, () => maximal));
+    expect(nonFiniteSamples(await harness.scrape())).toEqual([]);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_cost_usd_total', { ...main, pricing: 'hermes' }))).toBe(events * BOUNDS.costUsd);
+    expect(samples.get(series('hermes_tokens_total', { ...main, token_type: 'input' }))).toBe(events * BOUNDS.tokens);
+    expect(samples.get(series('hermes_api_request_duration_seconds_sum', { ...main, outcome: 'success' }))).toBe(events * BOUNDS.durationSeconds);
+    expect(samples.get(series('hermes_sidecar_values_rejected_total', { field: 'cost_usd' }))).toBe(0);
+  });
 });

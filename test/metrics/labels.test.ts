@@ -1,5 +1,17 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { closedLabel, defaultLabelRules, LabelGuard, sanitizeLabelValue, type OpenLabel } from '../../src/metrics/labels.js';
+import {
+  closedLabel,
+  cutToBytes,
+  DEFAULT_MAX_RAW_LABEL_BYTES,
+  defaultLabelRules,
+  fitsBytes,
+  LabelGuard,
+  sanitizeLabelValue,
+  spellingCapacity,
+  type OpenLabel,
+} from '../../src/metrics/labels.js';
 
 describe('sanitizeLabelValue', () => {
   it.each([
@@ -37,7 +49,11 @@ describe('closedLabel', () => {
 describe('LabelGuard', () => {
   const guardWith = (rules: Partial<Record<OpenLabel, object>> = {}) => {
     const folds: string[] = [];
-    const guard = new LabelGuard({ ...defaultLabelRules(), ...rules } as ReturnType<typeof defaultLabelRules>, { labelOverflow: { inc: ({ label }) => folds.push(label) } });
+    const guard = new LabelGuard({ ...defaultLabelRules(), ...rules } as ReturnType<typeof defaultLabelRules>, {
+      labelOverflow: { inc: ({ label }) => folds.push(label) },
+      labelValuesCut: { inc: () => undefined },
+      labelCacheEvictions: { inc: () => undefined },
+    });
     return { guard, folds };
   };
 
@@ -76,5 +92,88 @@ describe('LabelGuard', () => {
     expect(guard.value('model', 'gpt-5')).toBe('gpt-5');
     expect(guard.value('model', 'llama')).toBe('other');
     expect(folds).toEqual(['model']);
+  });
+});
+
+describe('LabelGuard memory: raw spellings are cut to the byte limit and the cache is bounded', () => {
+  const counting = () => {
+    const counts = { folds: 0, cut: 0, evicted: 0 };
+    const metrics = {
+      labelOverflow: { inc: () => void (counts.folds += 1) },
+      labelValuesCut: { inc: () => void (counts.cut += 1) },
+      labelCacheEvictions: { inc: () => void (counts.evicted += 1) },
+    };
+    return { counts, metrics };
+  };
+
+  /** A fresh flat 64 KiB string (as JSON.parse makes them), equal to the others but for its last digits. */
+  const spelling = (index: number): string => {
+    const bytes = Buffer.alloc(64 * 1024, 'm');
+    bytes.write(String(index).padStart(8, '0'), bytes.length - 8, 'latin1');
+    return bytes.toString('latin1');
+  };
+
+  const collectGarbage = (): (() => void) => {
+    setFlagsFromString('--expose-gc');
+    return runInNewContext('gc') as () => void;
+  };
+
+  it('8,064 distinct 64 KiB spellings of one model leave under 4 MiB of live heap, each cut and counted', () => {
+    const gc = collectGarbage();
+    const { counts, metrics } = counting();
+    const guard = new LabelGuard(defaultLabelRules(), metrics);
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const exported = new Set<string>();
+    for (let index = 0; index < 8_064; index += 1) exported.add(guard.value('model', spelling(index)));
+    gc();
+    const retained = process.memoryUsage().heapUsed - before;
+    expect(retained).toBeLessThan(4 * 1024 * 1024);
+    expect(exported).toEqual(new Set(['m'.repeat(128)]));
+    expect(counts.cut).toBe(8_064);
+    const cached = guard.cachedSpellings('model');
+    expect(cached.length).toBe(1);
+    expect(cached.every((raw) => Buffer.byteLength(raw) <= DEFAULT_MAX_RAW_LABEL_BYTES)).toBe(true);
+  });
+
+  it('keeps at most spellingCapacity(cap) spellings, evicting the least recently used and counting each eviction', () => {
+    const { counts, metrics } = counting();
+    const guard = new LabelGuard({ ...defaultLabelRules(), tool: { cap: 4 } }, metrics);
+    const capacity = spellingCapacity(4);
+    // Spellings that differ only in trailing whitespace all export `terminal`.
+    const spellings = Array.from({ length: capacity + 50 }, (_, index) => `terminal${' '.repeat(index + 1)}`);
+    guard.value('tool', 'terminal');
+    for (const raw of spellings) {
+      expect(guard.value('tool', raw)).toBe('terminal');
+      // The hot spelling is used between every new one: the clock keeps it.
+      expect(guard.value('tool', 'terminal')).toBe('terminal');
+    }
+    expect(guard.cachedSpellings('tool').length).toBe(capacity);
+    expect(guard.cachedSpellings('tool')).toContain('terminal');
+    expect(counts.evicted).toBe(spellings.length + 1 - capacity);
+    expect(counts.folds).toBe(0);
+  });
+
+  it('an evicted spelling resolves to the same value when it returns', () => {
+    const { metrics } = counting();
+    const guard = new LabelGuard({ ...defaultLabelRules(), model: { cap: 1 } }, metrics);
+    expect(guard.value('model', ' m ')).toBe('m');
+    for (let index = 0; index < spellingCapacity(1) * 2; index += 1) guard.value('model', `m${' '.repeat(index + 2)}`);
+    expect(guard.cachedSpellings('model')).not.toContain(' m ');
+    expect(guard.value('model', ' m ')).toBe('m');
+    expect(guard.value('model', 'n')).toBe('other');
+  });
+
+  it('cuts between characters: a multi-byte value is cut to whole characters within the limit', () => {
+    expect(cutToBytes('é'.repeat(10), 5)).toBe('éé');
+    expect(cutToBytes('😀😀', 7)).toBe('😀');
+    expect(cutToBytes('abc', 3)).toBe('abc');
+    expect(fitsBytes('é'.repeat(512), 1024)).toBe(true);
+    expect(fitsBytes('é'.repeat(513), 1024)).toBe(false);
+  });
+
+  it('closed labels answer other for a value longer than any closed value, without trimming it', () => {
+    expect(closedLabel(new Set(['ok']), ` ${'x'.repeat(64 * 1024)} `)).toBe('other');
+    expect(closedLabel(new Set(['ok']), `${' '.repeat(200)}ok`)).toBe('ok');
   });
 });
