@@ -14,7 +14,8 @@ FLAT_HOOKS = [
     "on_session_start", "on_session_end", "on_session_finalize", "on_session_reset",
     "pre_llm_call", "pre_api_request", "post_api_request", "api_request_error",
     "pre_auxiliary_call", "post_auxiliary_call", "pre_tool_call", "post_tool_call",
-    "pre_approval_request", "post_approval_response", "subagent_start", "subagent_stop",
+    "pre_approval_request", "post_approval_response", "agent_loop_stopped", "subagent_start",
+    "subagent_stop",
 ]
 ENVELOPE_EVENTS = [
     "agent_end", "pre_api_request", "post_api_request", "api_request_error",
