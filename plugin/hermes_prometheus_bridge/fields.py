@@ -19,7 +19,7 @@ Two stages, split for speed:
 import math
 import operator
 
-from .contract import GRAMMARS, HOOK_SPECS, OBSERVER_SPECS, PATTERNS, USAGE_KEYS
+from .contract import CONTRACT, GRAMMARS, HOOK_SPECS, OBSERVER_SPECS, PATTERNS, USAGE_KEYS
 
 # Strings longer than this are cut by clean_scalar (the heartbeat and tests use it). Event
 # fields never are: a string outside its grammar (whose longest is 128) is refused whole.
@@ -107,8 +107,8 @@ _INT_ONLY = frozenset({int})
 
 
 # The usage keys whose ``reported_usage_fields`` flag (Hermes 0.21) is forwarded.
-_REPORTED_KEYS = tuple(key for key in USAGE_KEYS if key != "completion_tokens")
 REPORTED_USAGE_FIELDS = "reported_usage_fields"
+_REPORTED_KEYS = tuple(CONTRACT["usage_flags"][REPORTED_USAGE_FIELDS])
 
 
 def clean_usage(value):

@@ -51,6 +51,12 @@ export interface HermesCost {
   readonly status?: string;
 }
 
+interface RefusedReport {
+  readonly field: string;
+  /** Cumulative count since the plugin instance started. */
+  readonly total: number;
+}
+
 interface DropReport {
   readonly hook: string;
   readonly reason: string;
@@ -69,6 +75,8 @@ export type EventData =
       readonly usage?: Usage;
       /** Hermes' own price of the call (agent.usage_pricing), added by the plugin's sender thread. */
       readonly cost?: HermesCost;
+      /** The context engine's window in tokens (post_api_request context_length). */
+      readonly contextLength?: number;
     }
   | {
       readonly type: 'api_attempt_failed';
@@ -81,6 +89,8 @@ export type EventData =
       readonly retryable?: boolean;
       readonly retryCount?: number;
       readonly maxRetries?: number;
+      /** First stream chunk of the failed attempt after the call's start (Hermes 0.21). */
+      readonly timeToFirstChunkSeconds?: number;
     }
   | {
       readonly type: 'turn_started';
@@ -120,6 +130,8 @@ export type EventData =
       readonly patternKey?: string;
       readonly toolCallId?: string;
       readonly sessionKey?: string;
+      /** The turn the approval belongs to (Hermes 0.21 sets it with tool_call_id). */
+      readonly turnId?: string;
       readonly choice?: string;
       readonly decidedBy?: string;
     }
@@ -134,6 +146,8 @@ export type EventData =
       readonly durationSeconds?: number;
     }
   | { readonly type: 'agent_run_finished'; readonly stopReason?: string; readonly durationSeconds?: number }
+  /** agent_loop_stopped: a running turn interrupted (/stop, or /new while it runs). */
+  | { readonly type: 'agent_interrupted'; readonly platform?: string; readonly reason?: string }
   | { readonly type: 'memory_written'; readonly memoryProvider?: string; readonly action?: string; readonly sizeBytes?: number }
   | {
       readonly type: 'plugin_heartbeat';
@@ -141,6 +155,12 @@ export type EventData =
       readonly dropped: readonly DropReport[];
       /** Highest sequence number a sidecar acknowledged to this plugin instance. */
       readonly ackedSeq?: number;
+      /** The host's Hermes version, the plugin's version and the Hermes profile, as sent. */
+      readonly hermesVersion?: string;
+      readonly pluginVersion?: string;
+      readonly profile?: string;
+      /** Values the plugin's boundary grammar refused, by wire field (cumulative). */
+      readonly refused: readonly RefusedReport[];
     }
   | { readonly type: 'ignored' };
 
@@ -175,22 +195,33 @@ function apiCall(fields: Fields, kind: ApiKind): ApiCall {
   };
 }
 
+/**
+ * A usage count, or undefined when Hermes says the provider did not report it: its
+ * CanonicalUsage holds 0 for an absent count as for a reported zero, and reported_usage_fields
+ * (Hermes 0.21) tells them apart, so an unreported count is no measured 0.
+ */
+function reportedCount(usage: Fields, reported: Fields | undefined, key: string): number | undefined {
+  return reported !== undefined && reported[key] === false ? undefined : count(usage, key);
+}
+
 function readUsage(fields: Fields, check: BoundCheck): Usage | undefined {
   const usage = record(fields, 'usage');
   if (usage === undefined) return undefined;
-  const cacheRead = count(usage, 'cache_read_tokens');
-  const cacheWrite = count(usage, 'cache_write_tokens');
-  const prompt = count(usage, 'prompt_tokens');
+  const reported = record(usage, 'reported_usage_fields');
+  const cacheRead = reportedCount(usage, reported, 'cache_read_tokens');
+  const cacheWrite = reportedCount(usage, reported, 'cache_write_tokens');
+  const prompt = reportedCount(usage, reported, 'prompt_tokens');
   // input_tokens is the uncached input; OpenAI-shaped usage only has the prompt total.
   const derivedInput =
     prompt === undefined ? undefined : Math.max(0, prompt - (cacheRead ?? 0) - (cacheWrite ?? 0));
+  const inputUnreported = reported !== undefined && reported.input_tokens === false;
   // Bounded after the derivation, as each reported value is.
   return {
-    input: check.tokens(count(usage, 'input_tokens') ?? derivedInput),
+    input: check.tokens(inputUnreported ? undefined : (count(usage, 'input_tokens') ?? derivedInput)),
     cacheRead: check.tokens(cacheRead),
     cacheWrite: check.tokens(cacheWrite),
-    output: check.tokens(count(usage, 'output_tokens') ?? count(usage, 'completion_tokens')),
-    reasoning: check.tokens(count(usage, 'reasoning_tokens')),
+    output: check.tokens(reportedCount(usage, reported, 'output_tokens') ?? count(usage, 'completion_tokens')),
+    reasoning: check.tokens(reportedCount(usage, reported, 'reasoning_tokens')),
     prompt: check.tokens(prompt),
   };
 }
@@ -207,6 +238,7 @@ function hermesCost(fields: Fields): HermesCost | undefined {
   return usd === undefined && status === undefined ? undefined : { usd, status };
 }
 
+/** first_chunk_at − started_at; undefined when either is missing or the chunk came first. */
 function timeToFirstChunk(fields: Fields): number | undefined {
   const startedAt = quantity(fields, 'started_at');
   const firstChunkAt = quantity(fields, 'first_chunk_at');
@@ -224,6 +256,8 @@ function apiSucceeded(fields: Fields, kind: ApiKind, check: BoundCheck): EventDa
     usage: readUsage(fields, check),
     // Only post_api_request is priced by the plugin.
     cost: kind === 'main' ? hermesCost(fields) : undefined,
+    // Only post_api_request carries the context window.
+    contextLength: kind === 'main' ? check.tokens(count(fields, 'context_length')) : undefined,
   };
 }
 
@@ -238,6 +272,9 @@ function apiFailed(fields: Fields, kind: ApiKind, check: BoundCheck): EventData 
     retryable: bool(fields, 'retryable'),
     retryCount: check.keep(count(fields, 'retry_count'), 'retry_count', BOUNDS.retryCount),
     maxRetries: check.keep(count(fields, 'max_retries'), 'retry_count', BOUNDS.retryCount),
+    // Only api_request_error carries first_chunk_at for a failed attempt.
+    timeToFirstChunkSeconds:
+      kind === 'main' ? check.keep(timeToFirstChunk(fields), 'time_to_first_chunk', BOUNDS.durationSeconds) : undefined,
   };
 }
 
@@ -261,6 +298,17 @@ function turnDuration(fields: Fields): number | undefined {
   const start = quantity(fields, 'turn_start_time_ms');
   const end = quantity(fields, 'turn_end_time_ms');
   return start !== undefined && end !== undefined && end >= start ? (end - start) / 1000 : undefined;
+}
+
+function refusedReports(fields: Fields, check: BoundCheck): RefusedReport[] {
+  const refused = record(fields, 'refused_fields');
+  if (refused === undefined) return [];
+  const reports: RefusedReport[] = [];
+  for (const field of Object.keys(refused)) {
+    const total = check.keep(count(refused, field), 'dropped_total', BOUNDS.droppedTotal);
+    if (total !== undefined) reports.push({ field, total });
+  }
+  return reports;
 }
 
 function dropReports(fields: Fields, check: BoundCheck): DropReport[] {
@@ -288,6 +336,7 @@ const approval =
     patternKey: str(fields, 'pattern_key'),
     toolCallId: id(fields, 'tool_call_id'),
     sessionKey: str(fields, 'session_key'),
+    turnId: id(fields, 'turn_id'),
     // Only a response carries a decision.
     choice: type === 'approval_responded' ? str(fields, 'choice') : undefined,
     decidedBy: type === 'approval_responded' ? str(fields, 'decided_by') : undefined,
@@ -339,6 +388,7 @@ const READERS: ReadonlyMap<string, Reader> = new Map(Object.entries({
     errorType: str(fields, 'error_type'),
     durationSeconds: check.duration(millisAsSeconds(fields, 'duration_ms')),
   }),
+  agent_loop_stopped: (fields) => ({ type: 'agent_interrupted', platform: str(fields, 'platform'), reason: str(fields, 'reason') }),
   pre_approval_request: approval('approval_requested'),
   post_approval_response: approval('approval_responded'),
   on_session_start: session('session_started'),
@@ -373,6 +423,10 @@ const READERS: ReadonlyMap<string, Reader> = new Map(Object.entries({
     intervalSeconds: check.keep(quantity(fields, 'interval_seconds'), 'interval', BOUNDS.intervalSeconds),
     ackedSeq: check.keep(count(fields, 'acked_seq'), 'acked_seq', BOUNDS.ackedSeq),
     dropped: dropReports(fields, check),
+    hermesVersion: str(fields, 'hermes_version'),
+    pluginVersion: str(fields, 'plugin_version'),
+    profile: str(fields, 'profile'),
+    refused: refusedReports(fields, check),
   }),
 } satisfies Record<string, Reader>));
 

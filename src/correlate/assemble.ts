@@ -78,6 +78,7 @@ export function createEventPipeline(
     },
     metrics,
     () => instances.liveness(),
+    { maxInstances: config.sequence.maxInstances },
   );
   sweepables.push(instances);
   const gauges = collectables(recorders);
