@@ -1,7 +1,8 @@
 /**
  * Approvals: pre_approval_request opens, post_approval_response closes. Hermes sends no request
  * id, so a response matches its request by tool_call_id when set, else first-in-first-out per
- * session_key (the order Hermes answers a session's approvals in).
+ * session_key (the order Hermes answers a session's approvals in), within the turn when Hermes
+ * names it (0.21 passes turn_id from tools/approval_context.py _fire_approval_hook).
  *
  * Smart mode (approvals.mode: smart) asks an auxiliary model first: Hermes fires
  * pre_approval_request(surface="smart") and, only on an APPROVE or DENY verdict, a smart
@@ -37,6 +38,12 @@ interface PendingApproval {
   readonly key: string;
 }
 
+/** The queue a request without tool_call_id waits in: its session's, its turn's when named. */
+function fifoOf(event: Approval): string {
+  const sessionKey = event.sessionKey ?? '';
+  return event.turnId === undefined ? sessionKey : compositeKey(sessionKey, event.turnId);
+}
+
 function surfaceOf(event: Approval): Surface {
   if (event.surface === undefined && event.decidedBy === AUXILIARY_MODEL) return SMART;
   return closedLabel(SURFACES, event.surface);
@@ -69,7 +76,7 @@ export class ApprovalRecorder implements Collectable {
     const patternKey = this.context.labels.value('pattern_key', event.patternKey);
     this.metrics.approvalRequests.inc({ surface, pattern_key: patternKey });
     if (surface !== SMART) this.escalateSmartRequest(event, patternKey, observedAt);
-    const fifo = event.toolCallId === undefined ? (event.sessionKey ?? '') : undefined;
+    const fifo = event.toolCallId === undefined ? fifoOf(event) : undefined;
     const key =
       fifo === undefined ? compositeKey('id', event.toolCallId ?? '') : compositeKey('fifo', String(this.nextFifoId++));
     if (fifo !== undefined) this.queueOf(fifo).push(key);
@@ -98,7 +105,7 @@ export class ApprovalRecorder implements Collectable {
   private escalateSmartRequest(event: Approval, patternKey: string, observedAt: number): void {
     const key =
       event.toolCallId === undefined
-        ? this.fifos.get(event.sessionKey ?? '')?.find((candidate) => {
+        ? this.fifos.get(fifoOf(event))?.find((candidate) => {
             const waiting = this.pending.get(candidate);
             return waiting?.surface === SMART && waiting.patternKey === patternKey;
           })
@@ -117,7 +124,7 @@ export class ApprovalRecorder implements Collectable {
    */
   private match(event: Approval, surface: Surface, patternKey: string): PendingApproval | undefined {
     if (event.toolCallId !== undefined) return this.pending.close(compositeKey('id', event.toolCallId));
-    const queue = this.fifos.get(event.sessionKey ?? '');
+    const queue = this.fifos.get(fifoOf(event));
     if (queue === undefined) return undefined;
     const waiting = (key: string) => this.pending.get(key);
     const key =
