@@ -176,3 +176,36 @@ class BoundaryGrammarTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class HostFieldsTest(unittest.TestCase):
+    """The heartbeat's host fields cross under the same rule as event fields."""
+
+    def host(self, version, profile):
+        counters = support.bridge_module.drops.Counters()
+        ctx = type("Ctx", (), {})()
+        if profile is not None:
+            ctx.profile_name = profile
+        fields_sent = __import__("hermes_prometheus_bridge.host", fromlist=["host_fields"]).host_fields(
+            ctx, counters, version)
+        return fields_sent, counters.refused()
+
+    def test_a_version_and_a_profile_id_cross(self):
+        self.assertEqual(self.host("0.21.3", "work"), ({"hermes_version": "0.21.3", "profile": "work"}, {}))
+        self.assertEqual(self.host("0.21.5rc1+local", "default"),
+                         ({"hermes_version": "0.21.5rc1+local", "profile": "default"}, {}))
+
+    def test_anything_else_stays_inside_and_is_counted(self):
+        self.assertEqual(self.host("/opt/hermes/VERSION", "my work profile"),
+                         ({}, {"hermes_version": 1, "profile": 1}))
+        self.assertEqual(self.host("0.21", "p" * 65), ({"hermes_version": "0.21"}, {"profile": 1}))
+
+    def test_a_host_without_them_sends_neither_and_counts_nothing(self):
+        self.assertEqual(self.host(None, None), ({}, {}))
+
+    def test_the_version_is_read_as_hermes_reads_its_own(self):
+        host = __import__("hermes_prometheus_bridge.host", fromlist=["hermes_version"])
+        package = type("Module", (), {"__version__": "0.21.3"})
+        self.assertEqual(host.hermes_version({"hermes_cli": package}, lambda name: None), "0.21.3")
+        self.assertEqual(host.hermes_version({"hermes_cli": package}, lambda name: "0.21.5"), "0.21.5")
+        self.assertIsNone(host.hermes_version({}, lambda name: None))
