@@ -20,6 +20,7 @@ import {
 } from './fields.js';
 import type { ValueOf } from '../metrics/catalogue.js';
 import { BOUNDS, BoundCheck, type BoundedField } from './bounds.js';
+import { OTHER } from '../metrics/labels.js';
 
 export type ApiKind = 'main' | 'auxiliary';
 /** Which route and shape brought an event: a plugin line, an envelope, flat kwargs, a webhook delivery. */
@@ -108,7 +109,7 @@ export type EventData =
       readonly completed?: boolean;
       readonly failed?: boolean;
       readonly interrupted?: boolean;
-      /** turn_exit_reason, from Hermes releases that pass it. */
+      /** The leading identifier of turn_exit_reason (Hermes 0.21), `other` when it has none. */
       readonly exitReason?: string;
       /** reason: the CLI's exit paths call on_session_end with it when the session ends, not per turn. */
       readonly sessionExitReason?: string;
@@ -176,6 +177,27 @@ export interface ObserverEvent {
   readonly data: EventData;
   /** Values dropped for being outside their bounds (bounds.ts), by field; counted at ingest. */
   readonly rejectedValues: readonly BoundedField[];
+}
+
+// Hermes' turn_exit_reason is free text after its leading identifier (text_response(...),
+// local_processing_error(<error text>)); the plugin sends only the identifier, raw senders
+// (flat kwargs, webhooks) the whole text: only the identifier may become a label.
+const EXIT_REASON = /^([a-z][a-z0-9_]{0,63})(?:\(|$)/;
+// The plugin's `identifier` grammar (contract.json grammars).
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$/;
+
+/** The leading identifier of turn_exit_reason; `other` for text without one; absent when empty. */
+function exitReasonOf(fields: Fields): string | undefined {
+  const raw = str(fields, 'turn_exit_reason');
+  if (raw === undefined || raw === '') return undefined;
+  return EXIT_REASON.exec(raw)?.[1] ?? OTHER;
+}
+
+/** A string that must be an identifier to become a label: itself, else `other`; absent when empty. */
+function identifierOf(fields: Fields, key: string): string | undefined {
+  const raw = str(fields, key);
+  if (raw === undefined || raw === '') return undefined;
+  return IDENTIFIER.test(raw) ? raw : OTHER;
 }
 
 /** Anything present and non-empty: the envelope's `error` means failure whatever its type. */
@@ -369,7 +391,7 @@ const READERS: ReadonlyMap<string, Reader> = new Map(Object.entries({
     completed: bool(fields, 'completed'),
     failed: bool(fields, 'failed'),
     interrupted: bool(fields, 'interrupted'),
-    exitReason: str(fields, 'turn_exit_reason'),
+    exitReason: exitReasonOf(fields),
     sessionExitReason: str(fields, 'reason'),
   }),
   turn_end: (fields, check) => ({ type: 'turn_ended', turnId: id(fields, 'turn_id'), durationSeconds: check.duration(turnDuration(fields)) }),
@@ -388,7 +410,7 @@ const READERS: ReadonlyMap<string, Reader> = new Map(Object.entries({
     errorType: str(fields, 'error_type'),
     durationSeconds: check.duration(millisAsSeconds(fields, 'duration_ms')),
   }),
-  agent_loop_stopped: (fields) => ({ type: 'agent_interrupted', platform: str(fields, 'platform'), reason: str(fields, 'reason') }),
+  agent_loop_stopped: (fields) => ({ type: 'agent_interrupted', platform: str(fields, 'platform'), reason: identifierOf(fields, 'reason') }),
   pre_approval_request: approval('approval_requested'),
   post_approval_response: approval('approval_responded'),
   on_session_start: session('session_started'),

@@ -134,6 +134,37 @@ describe('on_session_end as Hermes calls it', () => {
     const samples = await harness.samples();
     expect(samples.get(series('hermes_turns_finished_total', { platform: 'cli', model: 'm', outcome: 'failed', exit_reason: 'max_iterations_reached' }))).toBe(1);
   });
+
+  it('keeps only the leading identifier of a raw turn_exit_reason (flat kwargs, webhooks): free text reads as other', async () => {
+    const harness = startTestSidecar();
+    const end = (turnId: string, at: number, reason: string) =>
+      line('on_session_end', at, { session_id: 's1', turn_id: turnId, platform: 'cli', model: 'm', completed: false, failed: true, interrupted: false, turn_exit_reason: reason });
+    await harness.postNdjson([
+      // agent/turn_finalizer.py: local_processing_error(<the first 80 characters of an error message>).
+      end('t1', 101, 'local_processing_error(FileNotFoundError: /home/alice/notes.txt)'),
+      end('t2', 102, 'The file /home/alice/notes.txt was not found'),
+      end('t3', 103, 'local processing error'),
+    ]);
+    const text = await harness.scrape();
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_turns_finished_total', { platform: 'cli', model: 'm', outcome: 'failed', exit_reason: 'local_processing_error' }))).toBe(1);
+    expect(samples.get(series('hermes_turns_finished_total', { platform: 'cli', model: 'm', outcome: 'failed', exit_reason: 'other' }))).toBe(2);
+    expect(text).not.toContain('/home/alice');
+    expect(text).not.toContain('local processing error');
+  });
+});
+
+describe('agent_loop_stopped as the gateway calls it (gateway/run_agent_cache.py _interrupt_and_clear_session)', () => {
+  it('counts interrupts by platform and reason; a reason that is no identifier reads as other', async () => {
+    const harness = startTestSidecar();
+    const stopped = (reason: string) => line('agent_loop_stopped', 100, { session_key: 'agent:main:telegram:dm:1', platform: 'telegram', reason, invalidation_reason: 'session_interrupt' });
+    await harness.postNdjson([stopped('user_stop'), stopped('user_stop'), stopped('stopped by /home/alice')]);
+    const text = await harness.scrape();
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_agent_interrupts_total', { platform: 'telegram', reason: 'user_stop' }))).toBe(2);
+    expect(samples.get(series('hermes_agent_interrupts_total', { platform: 'telegram', reason: 'other' }))).toBe(1);
+    expect(text).not.toContain('/home/alice');
+  });
 });
 
 describe('api_request_error\'s exception class (agent/api_request_hooks.py _invoke_api_request_error_hook)', () => {

@@ -38,13 +38,6 @@ function turnOutcome(event: Finished): ValueOf<'turn_outcome'> | typeof UNKNOWN 
   return 'incomplete';
 }
 
-/** `text_response(finish_reason=stop)` → `text_response`; `max_iterations_reached(90/90)` → `max_iterations_reached`. */
-function exitReasonBase(reason: string | undefined): string | undefined {
-  if (reason === undefined) return undefined;
-  const parenthesis = reason.indexOf('(');
-  return (parenthesis === -1 ? reason : reason.slice(0, parenthesis)).trim();
-}
-
 export class TurnRecorder {
   private readonly turns;
   // session_id → its open turns that pre_llm_call named the session of, for the CLI's exit.
@@ -100,7 +93,8 @@ export class TurnRecorder {
   private finish(event: Finished, state: TurnState | undefined, observedAt: number): void {
     const outcome = turnOutcome(event);
     const platform = this.context.labels.value('platform', event.platform);
-    const exitReason = exitReasonBase(event.exitReason) ?? event.sessionExitReason;
+    // The reader kept only turn_exit_reason's leading identifier (contract/events.ts).
+    const exitReason = event.exitReason ?? event.sessionExitReason;
     this.metrics.turnsFinished.inc({
       platform,
       model: this.context.labels.value('model', event.model),
