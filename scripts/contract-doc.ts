@@ -33,7 +33,7 @@ interface HookSpec {
 
 export interface ContractTable {
   readonly version: number;
-  readonly hermes: { readonly repository: string; readonly tested_commit: string; readonly hook_list: string; readonly manifest_key: string };
+  readonly hermes: { readonly repository: string; readonly tested_commits: Readonly<Record<string, string>>; readonly hook_list: string; readonly manifest_key: string };
   readonly hermes_versions: Readonly<Record<string, { readonly released: string; readonly commit: string; readonly read: string }>>;
   readonly identifier_patterns: Readonly<Record<string, string>>;
   readonly grammars: Readonly<Record<string, { readonly pattern: string; readonly meaning: string }>>;
@@ -175,7 +175,7 @@ export function renderContractDoc(table: ContractTable = readContractTable()): s
     'read a field the table does not forward, or the table forwards a field no reader uses.',
     'docs/metrics.md says which metric each field feeds.',
     '',
-    `Hermes: ${table.hermes.repository}, tested at commit \`${table.hermes.tested_commit}\`. Hook list: ${table.hermes.hook_list}.`,
+    `Hermes: ${table.hermes.repository}, tested at ${Object.entries(table.hermes.tested_commits).map(([version, commit]) => `${version} \`${commit}\``).join(' and ')}. Hook list: ${table.hermes.hook_list}.`,
     `Plugin manifest key: ${table.hermes.manifest_key}.`,
     '',
     ...WIRE_FORMAT,
