@@ -42,6 +42,12 @@ def manifest_hooks(key="provides_hooks"):
     return hooks
 
 
+def contract_versions():
+    """The Hermes releases contract.json says the plugin was checked against."""
+    contract = __import__("hermes_prometheus_bridge.contract", fromlist=["CONTRACT"]).CONTRACT
+    return list(contract["hermes_versions"])
+
+
 def manifest_scalar(name):
     with open(os.path.join(support.PLUGIN_DIR, "plugin.yaml"), encoding="utf-8") as handle:
         for line in handle:
@@ -80,6 +86,20 @@ class RegisterTest(unittest.TestCase):
         self.assertEqual(manifest_scalar("name"), "hermes_prometheus_bridge")
         self.assertEqual(manifest_scalar("version"), support.bridge_module.PLUGIN_VERSION)
         self.assertEqual(support.bridge_module.PLUGIN_VERSION, "0.1.0")
+
+    def test_manifest_is_version_2_with_the_oldest_hermes_checked(self):
+        # hermes_cli/plugins_manifest.py (00067189): SUPPORTED_MANIFEST_VERSION = 2; an absent
+        # manifest_version is read as 1; requires_hermes gates the load on the running version.
+        self.assertEqual(manifest_scalar("manifest_version"), "2")
+        self.assertEqual(manifest_scalar("requires_hermes"), '">=0.19"')
+        self.assertEqual(manifest_scalar("python_dependencies"), "[]")
+        self.assertEqual(manifest_scalar("capabilities"), "[]")
+        tags = manifest_scalar("tags")
+        checked = contract_versions()
+        self.assertEqual([tag for tag in tags.strip("[]").split(", ") if tag.startswith("tested-hermes-")],
+                         ["tested-hermes-" + version for version in checked])
+        # api_version absent: the current plugin API generation (parse_manifest_file reads None).
+        self.assertIsNone(manifest_scalar("api_version"))
 
     def test_disabled_registers_nothing_and_starts_no_thread(self):
         before = len(sender_threads())
