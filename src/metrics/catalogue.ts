@@ -203,6 +203,19 @@ export const VALUES = {
   /** OpenTelemetry's gen_ai.token.type. */
   gen_ai_token_type: ['input', 'output'],
   /**
+   * The turn exit reasons Hermes 0.21 emits (the leading identifiers of turn_exit_reason:
+   * agent/turn_finalizer.py at 0107e039, agent/turn_failure_copy.py _EXIT_REASON_FAILURES at
+   * 08008f36): always kept as exit_reason values; any other passes the exit_reason cap.
+   */
+  turn_exit_reason: [
+    'text_response', 'max_iterations_reached', 'budget_exhausted', 'unknown', 'pending_tool_result',
+    'session_persistence_failed', 'partial_stream_recovery', 'empty_response_exhausted',
+    'all_retries_exhausted_no_response', 'interpreter_shutdown', 'local_processing_error',
+    'repeated_outer_errors', 'error_near_max_iterations', 'context_compression_timeout',
+    'context_compression_exhausted', 'ollama_runtime_context_too_small',
+    'redirect_restart_limit_exceeded', 'rebuilt_restart_limit_exceeded',
+  ],
+  /**
    * The string fields the bridge plugin's boundary grammar checks (plugin contract.json; the
    * agreement test keeps this list equal to it), and the heartbeat's host fields.
    */

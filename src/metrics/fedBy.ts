@@ -42,7 +42,7 @@ export const FED_BY = {
   genAiTokenUsage: { feed: 'hermes', by: '`post_api_request` `usage`: `prompt_tokens` (else input + cache read + cache write) as input, `output_tokens` as output; with `--metrics.semconv`' },
 
   turnsStarted: { feed: 'hermes', by: '`pre_llm_call`: `platform`, `model`' },
-  turnsFinished: { feed: 'partial', by: `\`on_session_end\` by \`turn_id\`: outcome from \`failed\`/\`interrupted\`/\`completed\`, \`exit_reason\` the leading identifier of \`turn_exit_reason\` (the plugin sends nothing else of it); both from Hermes 0.21 (agent/turn_finalizer.py finalize_turn), so on ${TESTED} turns that end normally read \`exit_reason="unknown"\` and never \`outcome="failed"\`. A CLI exit (\`reason\`, no \`turn_id\`) ends the session's open turns with \`exit_reason\` = that reason` },
+  turnsFinished: { feed: 'partial', by: `\`on_session_end\` by \`turn_id\`: outcome from \`failed\`/\`interrupted\`/\`completed\`, \`exit_reason\` the leading identifier of \`turn_exit_reason\` (the plugin sends nothing else of it; the reasons Hermes 0.21 emits are always kept, others pass the cap); both from Hermes 0.21 (agent/turn_finalizer.py finalize_turn), so on ${TESTED} turns that end normally read \`exit_reason="unknown"\` and never \`outcome="failed"\`. A CLI exit (\`reason\`, no \`turn_id\`) ends the session's open turns with \`exit_reason\` = that reason` },
   turnDuration: { feed: 'hermes', by: '`pre_llm_call` → `on_session_end` by `turn_id` (observed times)' },
   turnApiCalls: { feed: 'hermes', by: '`turn_id` of `pre_api_request`/`post_api_request`/`api_request_error` per turn' },
   turnToolCalls: { feed: 'hermes', by: '`turn_id` of `pre_tool_call` per turn' },

@@ -5,7 +5,7 @@
  * of each call by every pricing path. Lines are plugin lines ({event, observed_at, data}) with
  * the wire fields of plugin/hermes_prometheus_bridge/contract.json.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -151,6 +151,33 @@ describe('on_session_end as Hermes calls it', () => {
     expect(samples.get(series('hermes_turns_finished_total', { platform: 'cli', model: 'm', outcome: 'failed', exit_reason: 'other' }))).toBe(2);
     expect(text).not.toContain('/home/alice');
     expect(text).not.toContain('local processing error');
+  });
+});
+
+describe('turn exit reasons Hermes 0.21 emits (agent/turn_finalizer.py, agent/turn_failure_copy.py)', () => {
+  it('always keeps the known ones; others pass the exit_reason cap and then fold into other', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sidecar-exit-reasons-'));
+    try {
+      const file = join(dir, 'sidecar.yml');
+      writeFileSync(file, 'labels:\n  exit_reason: {cap: 1}\n');
+      const harness = startTestSidecar({}, { configFile: file });
+      const end = (turnId: string, reason: string) =>
+        line('on_session_end', 100, { session_id: 's1', turn_id: turnId, platform: 'cli', model: 'm', completed: true, interrupted: false, turn_exit_reason: reason });
+      await harness.postNdjson([
+        end('t1', 'from_a_newer_hermes'),
+        end('t2', 'another_new_one'),
+        end('t3', 'text_response(finish_reason=stop)'),
+        end('t4', 'context_compression_exhausted'),
+      ]);
+      const samples = await harness.samples();
+      const finished = (exitReason: string) => samples.get(series('hermes_turns_finished_total', { platform: 'cli', model: 'm', outcome: 'completed', exit_reason: exitReason }));
+      expect(finished('from_a_newer_hermes')).toBe(1);
+      expect(finished('other')).toBe(1);
+      expect(finished('text_response')).toBe(1);
+      expect(finished('context_compression_exhausted')).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

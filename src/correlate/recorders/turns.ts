@@ -7,7 +7,7 @@
  * exit, with the reason as their exit reason), and nothing when none is open.
  */
 import type { EventData } from '../../contract/events.js';
-import type { ValueOf } from '../../metrics/catalogue.js';
+import { VALUES, type ValueOf } from '../../metrics/catalogue.js';
 import { exemplarOf } from '../../metrics/exemplars.js';
 import { UNKNOWN } from '../../metrics/labels.js';
 import type { OwnedMetrics } from '../../metrics/registry.js';
@@ -27,6 +27,9 @@ interface TurnState {
   apiCalls: number;
   toolCalls: number;
 }
+
+/** Exit reasons Hermes is known to emit: never folded by the cap that bounds the others. */
+const KNOWN_EXIT_REASONS: ReadonlySet<string> = new Set(VALUES.turn_exit_reason);
 
 /** on_session_end's flags as one outcome; all flags absent is unknown. */
 function turnOutcome(event: Finished): ValueOf<'turn_outcome'> | typeof UNKNOWN {
@@ -99,7 +102,7 @@ export class TurnRecorder {
       platform,
       model: this.context.labels.value('model', event.model),
       outcome,
-      exit_reason: this.context.labels.value('exit_reason', exitReason),
+      exit_reason: exitReason !== undefined && KNOWN_EXIT_REASONS.has(exitReason) ? exitReason : this.context.labels.value('exit_reason', exitReason),
     });
     if (state === undefined) return;
     const turnPlatform = event.platform === undefined ? this.context.labels.value('platform', state.platform) : platform;
