@@ -57,7 +57,7 @@ function fieldRows(fields: Readonly<Record<string, FieldSpec>>, kind: string): s
     const origin = field.from === undefined ? '' : `from \`${field.from}\`; `;
     const transform = field.transform === undefined ? '' : ` (transform \`${field.transform}\`)`;
     const grammar = field.grammar === undefined ? '' : ` (grammar \`${field.grammar}\`)`;
-    const since = field.since === undefined ? '' : ` Hermes ${field.since}.`;
+    const since = field.since === undefined ? '' : ` (Hermes ${field.since})`;
     return `| \`${name}\` | ${kind} | ${field.type} | ${cell(field.unit)} | ${cell(origin + (field.meaning ?? field.use ?? ''))}${transform}${grammar}${since} |`;
   });
 }
