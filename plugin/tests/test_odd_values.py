@@ -3,6 +3,7 @@
 import enum
 import json
 import math
+import threading
 import unittest
 
 from plugin.tests import support
@@ -96,6 +97,31 @@ class OddValuesTest(unittest.TestCase):
         self.assertEqual(self.send("post_auxiliary_call", error=""), {"error": False})
         self.assertEqual(self.send("post_auxiliary_call", error={"message": "x"}),
                          {"error": True})
+
+    def test_a_call_site_that_leaves_names_out_queues_the_same_values_as_a_lookup_by_name(self):
+        """The remembered shape of absent names gives exactly the per-name values, also when the
+        next call passes a name that was absent, or leaves out one that was present."""
+        enqueuer = support.bridge_module.Enqueuer(100, 100, support.bridge_module.drops.Counters(),
+                                                  threading.Event())
+        spec = support.bridge_module.HOOK_SPECS["post_api_request"]
+        callback = enqueuer.hook_callback(spec)
+        full = {name: "v_" + name for name in spec.sources}
+        calls = [
+            {k: v for k, v in full.items() if k != "context_length"},
+            {k: v for k, v in full.items() if k != "context_length"},  # the remembered shape
+            full,                                                       # context_length now passed
+            {k: v for k, v in full.items() if k not in ("context_length", "model")},
+            {k: v for k, v in full.items() if k not in ("context_length", "model")},
+            {k: v for k, v in full.items() if k != "model"},
+            {"provider": "p", "model": "m"},
+            {"provider": "p"},
+            {},
+        ]
+        for kwargs in calls:
+            callback(**kwargs)
+        queued = [values for _spec, _at, values, _usage in enqueuer.take(100)]
+        expected = [tuple(kwargs.get(name, fields.MISSING) for name in spec.sources) for kwargs in calls]
+        self.assertEqual(queued, expected)
 
     def test_clean_scalar_table(self):
         missing = fields.MISSING
