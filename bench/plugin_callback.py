@@ -43,7 +43,10 @@ sys.path.insert(0, os.path.join(ROOT, "plugin", "tests"))
 
 from hermes_prometheus_bridge.bridge import Bridge, encode_event  # noqa: E402
 from hermes_prometheus_bridge.config import DEFAULTS  # noqa: E402
-from hermes_prometheus_bridge.fields import HOOK_FIELDS  # noqa: E402
+from hermes_prometheus_bridge.contract import HOOK_SPECS  # noqa: E402
+from hermes_prometheus_bridge.encoding import encode_data_texts  # noqa: E402
+from hermes_prometheus_bridge.fields import (  # noqa: E402
+    HOOK_FIELDS, MISSING, compiled_grammars, compiled_transforms, event_data)
 
 API_SECONDS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96,
                81.92, 163.84, 327.68)
@@ -341,6 +344,36 @@ def bench_sender_encoding(calls):
         samples, elapsed = time_calls(encode_one, {}, max(1000, calls // 4))
         rows.append(summarize("sender thread: encode one event (clean + JSON)", hook, samples,
                               elapsed, "off the agent thread, but shares the GIL"))
+    rows.extend(bench_batch_path(calls))
+    return rows
+
+
+def bench_batch_path(calls):
+    """What the sender's batch path does per event (Sender._encode_events: event_data over the
+    values the callback copied, then the JSON text), without and with the boundary grammar check
+    (every forwarded string matched whole against its field's precompiled pattern)."""
+    rows = []
+    refused = {}
+
+    def refuse(field):
+        refused[field] = refused.get(field, 0) + 1
+
+    for hook, make_kwargs in PAYLOADS.items():
+        spec = HOOK_SPECS[hook]
+        kwargs = make_kwargs()
+        values = tuple(kwargs.get(name, MISSING) for name in spec.sources)
+        usage = values[spec.usage_at] if spec.usage_at >= 0 else MISSING
+        usage = dict(usage) if type(usage) is dict else usage
+        transforms = compiled_transforms(spec)
+        for label, grammars in (("without the grammar check", None),
+                                ("with the grammar check", compiled_grammars(spec))):
+            def clean_and_encode(**_unused):
+                encode_data_texts([event_data(spec.plain, transforms, values, usage, grammars,
+                                              refuse)])
+
+            samples, elapsed = time_calls(clean_and_encode, {}, max(1000, calls // 4))
+            rows.append(summarize("sender thread: batch path, %s" % label, hook, samples,
+                                  elapsed, "refused: %d" % sum(refused.values())))
     return rows
 
 

@@ -10,6 +10,9 @@ import { DEFAULT_STRING_LIMITS } from '../src/contract/bounds.js';
 
 interface FieldSpec {
   readonly type: string;
+  readonly grammar?: string;
+  /** The Hermes release that first passes it; absent: 0.19. */
+  readonly since?: string;
   readonly unit?: string;
   readonly meaning?: string;
   readonly from?: string;
@@ -19,7 +22,10 @@ interface FieldSpec {
 
 interface HookSpec {
   readonly register: string;
+  readonly since?: string;
   readonly source: string;
+  /** The metrics the hook feeds (docs/metrics.md says by which field). */
+  readonly metrics?: readonly string[];
   readonly flush?: boolean;
   readonly fields: Readonly<Record<string, FieldSpec>>;
   readonly private?: Readonly<Record<string, FieldSpec>>;
@@ -28,9 +34,12 @@ interface HookSpec {
 
 export interface ContractTable {
   readonly version: number;
-  readonly hermes: { readonly repository: string; readonly tested_commit: string; readonly hook_list: string; readonly manifest_key: string };
+  readonly hermes: { readonly repository: string; readonly tested_commits: Readonly<Record<string, string>>; readonly hook_list: string; readonly manifest_key: string };
+  readonly hermes_versions: Readonly<Record<string, { readonly released: string; readonly commit: string; readonly read: string }>>;
   readonly identifier_patterns: Readonly<Record<string, string>>;
+  readonly grammars: Readonly<Record<string, { readonly pattern: string; readonly meaning: string }>>;
   readonly usage_keys: readonly string[];
+  readonly usage_flags: Readonly<Record<string, readonly string[]>>;
   readonly hooks: Readonly<Record<string, HookSpec>>;
   readonly observer: Readonly<Record<string, HookSpec>>;
   readonly heartbeat: { readonly event: string; readonly fields: Readonly<Record<string, FieldSpec>> };
@@ -48,15 +57,70 @@ function fieldRows(fields: Readonly<Record<string, FieldSpec>>, kind: string): s
   return Object.entries(fields).map(([name, field]) => {
     const origin = field.from === undefined ? '' : `from \`${field.from}\`; `;
     const transform = field.transform === undefined ? '' : ` (transform \`${field.transform}\`)`;
-    return `| \`${name}\` | ${kind} | ${field.type} | ${cell(field.unit)} | ${cell(origin + (field.meaning ?? field.use ?? ''))}${transform} |`;
+    const grammar = field.grammar === undefined ? '' : ` (grammar \`${field.grammar}\`)`;
+    const since = field.since === undefined ? '' : ` (Hermes ${field.since})`;
+    return `| \`${name}\` | ${kind} | ${field.type} | ${cell(field.unit)} | ${cell(origin + (field.meaning ?? field.use ?? ''))}${transform}${grammar}${since} |`;
   });
+}
+
+const OLDEST = '0.19';
+const code = (names: readonly string[]): string => (names.length === 0 ? '' : names.map((name) => `\`${name}\``).join(', '));
+
+/** Whether a hook or field exists in a release: it does from its `since` on (versions compare as numbers). */
+function existsIn(since: string | undefined, version: string): boolean {
+  const [major = 0, minor = 0] = (since ?? OLDEST).split('.').map(Number);
+  const [vMajor = 0, vMinor = 0] = version.split('.').map(Number);
+  return vMajor > major || (vMajor === major && vMinor >= minor);
+}
+
+/**
+ * Per Hermes release the plugin was checked against: which hooks it calls, which of their fields
+ * exist, and the metrics each hook feeds. A field marked with a later patch release (0.21.x main)
+ * counts as that minor release's, and its row says so.
+ */
+function compatibilityTable(table: ContractTable): string[] {
+  const versions = Object.keys(table.hermes_versions);
+  const header = versions.map((version) => {
+    const { released, commit } = table.hermes_versions[version] ?? { released: '', commit: '' };
+    return `Hermes ${version} (${released}, \`${commit.slice(0, 8)}\`)`;
+  });
+  const rows = Object.entries(table.hooks).map(([name, hook]) => {
+    const fields = Object.entries(hook.fields);
+    const cells = versions.map((version) => {
+      if (!existsIn(hook.since, version)) return 'not called';
+      const present = fields.filter(([, field]) => existsIn(field.since, version) && field.since !== undefined && field.since.split('.').length < 3);
+      const later = fields.filter(([, field]) => field.since !== undefined && field.since.split('.').length >= 3 && existsIn(field.since, version));
+      const added = present.filter(([, field]) => field.since === version).map(([field]) => field);
+      const parts = ['called'];
+      if (added.length > 0) parts.push(`adds ${code(added)}`);
+      if (later.length > 0) parts.push(`${code(later.map(([field]) => field))} from ${later.map(([, field]) => field.since).join(', ')}`);
+      return parts.join('; ');
+    });
+    const older = fields.filter(([, field]) => field.since === undefined).map(([field]) => field);
+    return `| \`${name}\` | ${cells.join(' | ')} | ${code(older)} | ${code(hook.metrics ?? [])} |`;
+  });
+  return [
+    '## Compatibility: Hermes releases',
+    '',
+    'Per release checked, whether Hermes calls each hook and which fields it adds there; the',
+    'fields column lists what the hook passes from the first release that calls it. Generated from',
+    'the `since` marks of contract.json. A field or hook Hermes does not pass',
+    'is simply absent: the metric it feeds shows `unknown` or no series (docs/metrics.md, "fed by").',
+    '',
+    ...versions.map((version) => `- Hermes ${version}: ${cell(table.hermes_versions[version]?.read)}.`),
+    '',
+    `| hook | ${header.join(' | ')} | fields from the first release that calls it | metrics |`,
+    `|---|${versions.map(() => '---').join('|')}|---|---|`,
+    ...rows,
+    '',
+  ];
 }
 
 function hookSection(name: string, hook: HookSpec): string[] {
   return [
     `### \`${name}\``,
     '',
-    `Registered: ${hook.register}${hook.flush === true ? '; the plugin flushes its queue after it' : ''}. Hermes call site: ${hook.source}.`,
+    `Registered: ${hook.register}${hook.flush === true ? '; the plugin flushes its queue after it' : ''}${hook.since === undefined ? '' : `; Hermes ${hook.since} and later`}. Hermes call site: ${hook.source}.`,
     '',
     '| field | kind | type | unit | meaning |',
     '|---|---|---|---|---|',
@@ -119,20 +183,39 @@ export function renderContractDoc(table: ContractTable = readContractTable()): s
     'read a field the table does not forward, or the table forwards a field no reader uses.',
     'docs/metrics.md says which metric each field feeds.',
     '',
-    `Hermes: ${table.hermes.repository}, tested at commit \`${table.hermes.tested_commit}\`. Hook list: ${table.hermes.hook_list}.`,
+    `Hermes: ${table.hermes.repository}, tested at ${Object.entries(table.hermes.tested_commits).map(([version, commit]) => `${version} \`${commit}\``).join(' and ')}. Hook list: ${table.hermes.hook_list}.`,
     `Plugin manifest key: ${table.hermes.manifest_key}.`,
     '',
     ...WIRE_FORMAT,
+    '## Boundary grammar',
+    '',
+    'Every string field the plugin forwards is an id or an identifier-like value, and declares its',
+    'grammar below. The plugin\'s sender thread forwards a string only when the whole of it matches',
+    '(precompiled patterns, with a length check first); anything else is kept inside Hermes and',
+    'counted by field in the heartbeat (`refused_fields`, shown as',
+    '`hermes_plugin_values_refused_total{field}`). An empty string is absent (Hermes passes `""` for',
+    'an unknown id). A string in a field of another type is refused the same way.',
+    '',
+    '| grammar | pattern | meaning |',
+    '|---|---|---|',
+    ...Object.entries(table.grammars).map(([name, grammar]) => `| \`${name}\` | \`${cell(grammar.pattern)}\` | ${cell(grammar.meaning)} |`),
+    '',
     '## Identifier patterns',
     '',
-    'Strings from Hermes that are code identifiers (not content) are forwarded only when they match:',
+    'Strings from Hermes that transforms reduce to a code identifier are forwarded only when they match',
+    '(`exit_reason` keeps the leading identifier of `turn_exit_reason`, group 1; what follows it, such',
+    'as error text in parentheses, never leaves Hermes):',
     '',
     '| transform | pattern |',
     '|---|---|',
     ...Object.entries(table.identifier_patterns).map(([name, pattern]) => `| \`${name}\` | \`${cell(pattern)}\` |`),
     '',
-    `\`usage\` objects carry only these numeric keys (tokens): ${table.usage_keys.map((key) => `\`${key}\``).join(', ')}.`,
+    `\`usage\` objects carry only these numeric keys (tokens): ${table.usage_keys.map((key) => `\`${key}\``).join(', ')};`,
+    ...Object.entries(table.usage_flags).map(
+      ([flag, keys]) => `and \`${flag}\` (Hermes 0.21), a boolean per key of ${code(keys)}: false means the provider did not report that count.`,
+    ),
     '',
+    ...compatibilityTable(table),
     '## Hooks (`ctx.register_hook`, keyword arguments)',
     '',
     ...Object.entries(table.hooks).flatMap(([name, hook]) => hookSection(name, hook)),

@@ -77,6 +77,24 @@ const SEQUENCE_SEMANTICS = [
   '',
 ];
 
+/**
+ * The hooks Hermes 0.21 added (hermes_cli/plugins.py VALID_HOOKS at 00067189) and whether a
+ * metric reads them: a hook is used only when its call site passes bounded, content-free facts
+ * an operator acts on, and only with kwargs read at that call site.
+ */
+const HERMES_021_HOOKS = [
+  '## Hermes 0.21 hooks: used or not, and why',
+  '',
+  '| hook | used | why |',
+  '|---|---|---|',
+  '| `agent_loop_stopped` | yes: `hermes_agent_interrupts_total{platform,reason}` | A running turn interrupted by `/stop` or by `/new` while it runs (gateway/run_agent_cache.py `_interrupt_and_clear_session`; the TUI\'s `_interrupt_session_turn` passes `reason="user_stop"`). `platform` and `reason` are identifiers (reason capped at 32 values). `invalidation_reason` is not read: it names the run-generation bookkeeping, not what the user did; `session_key` is not needed (no correlation: the turn still ends through its own `on_session_end`). |',
+  '| `on_skill_lifecycle` | no | Its facts carry the local skill name, which a user writes (free text by our rule); no bounded fact an operator acts on. |',
+  '| `pre_command` | no | Kwargs `surface`, `command`, `alias_used`, `args_raw`, `session_key`, `platform`: `args_raw` is content, and a count of canonical slash commands is product analytics, not service health; `/stop` (not fired here by design) is counted through `agent_loop_stopped`. |',
+  '| `gateway_platform_event` | no | Platform-boundary envelopes (Telegram reactions and edits, Discord edits, deletes and threads): the `payload` carries message data, and `event_type` counts say nothing about the agent\'s health. |',
+  '| `on_kanban_worker_exited` and the other kanban hooks | not yet | `exit_kind` (`clean_exit`, `rate_limited`, `nonzero_exit`, `signaled`, `unknown`) would be a bounded, content-free worker-crash signal, but only the VALID_HOOKS comment was read, not the call site in hermes_cli.kanban_db; `on_kanban_worker_spawned` carries `workspace_path`, `on_kanban_dispatch_tick` a result with task ids and paths, and `kanban_task_completed`/`blocked` a summary or reason text. |',
+  '',
+];
+
 function boundsTable(): string[] {
   const rows: [string, string][] = [
     ['tokens (each type, per call)', `${BOUNDS.tokens}`],
@@ -149,8 +167,9 @@ export function renderMetricsDoc(): string {
     'Labels are always set: a missing value is `unknown`, a value outside a closed set is `other`.',
     'The pipeline\'s own counters whose labels are all closed start at 0 for every combination of values.',
     '',
-    'The "fed by" column names the Hermes hooks and fields (docs/contract.md has their call sites) and what a',
-    'user of the tested Hermes release (NousResearch/hermes-agent 306e2d2, July 2026) sees:',
+    'The "fed by" column names the Hermes hooks and fields (docs/contract.md has their call sites and a',
+    'compatibility table per Hermes release) and what a user of Hermes 0.19 (NousResearch/hermes-agent',
+    '306e2d2, July 2026) sees; where Hermes 0.21 (00067189, September 2026) feeds more, the row says so:',
     '',
     ...Object.entries(FEEDS).map(([feed, meaning]) => `- **${feed}**: ${meaning}`),
     '',
@@ -178,7 +197,7 @@ export function renderMetricsDoc(): string {
   for (const [name, bounds] of Object.entries(DEFAULT_BUCKETS)) lines.push(`| ${code(name)} | ${bounds.join(', ')} |`);
   lines.push('', '## Label caps (cardinality guard)', '', '| label | default cap |', '|---|---|');
   for (const [label, cap] of Object.entries(DEFAULT_LABEL_CAPS)) lines.push(`| ${code(label)} | ${cap} |`);
-  lines.push('', ...SEQUENCE_SEMANTICS, ...boundsTable());
+  lines.push('', ...HERMES_021_HOOKS, ...SEQUENCE_SEMANTICS, ...boundsTable());
   return lines.join('\n');
 }
 

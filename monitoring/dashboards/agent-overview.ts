@@ -166,12 +166,12 @@ const providerCalls = (q: Promql): RowSpec => ({
     }),
     timeseries({
       title: 'Time to first chunk p50 / p95',
-      description: 'Time from the start of a streamed provider call to its first chunk; only streaming calls report it.',
+      description: 'Time from the start of a streamed provider call to its first chunk, for calls that succeeded; only streaming calls report it.',
       unit: 's',
       min: 0,
       queries: [
-        { expr: q.quantileOf(0.5, 'hermes_api_time_to_first_chunk_seconds', [], PROVIDER, MODEL), legend: 'p50' },
-        { expr: q.quantileOf(0.95, 'hermes_api_time_to_first_chunk_seconds', [], PROVIDER, MODEL), legend: 'p95' },
+        { expr: q.quantileOf(0.5, 'hermes_api_time_to_first_chunk_seconds', [], PROVIDER, MODEL, 'outcome="success"'), legend: 'p50' },
+        { expr: q.quantileOf(0.95, 'hermes_api_time_to_first_chunk_seconds', [], PROVIDER, MODEL, 'outcome="success"'), legend: 'p95' },
       ],
     }),
     timeseries({
@@ -262,6 +262,16 @@ const tokens = (q: Promql): RowSpec => ({
       queries: [
         { expr: q.quantileOf(0.5, 'hermes_api_request_prompt_tokens', [], PROVIDER, MODEL), legend: 'p50' },
         { expr: q.quantileOf(0.95, 'hermes_api_request_prompt_tokens', [], PROVIDER, MODEL), legend: 'p95' },
+      ],
+    }),
+    timeseries({
+      title: 'Context window use p50 / p95',
+      description: 'Prompt tokens over the context window per successful call (Hermes 0.21 and later): near 1 the agent compresses or fails.',
+      unit: 'percentunit',
+      min: 0,
+      queries: [
+        { expr: q.quantileOf(0.5, 'hermes_api_context_utilization_ratio', [], PROVIDER, MODEL), legend: 'p50' },
+        { expr: q.quantileOf(0.95, 'hermes_api_context_utilization_ratio', [], PROVIDER, MODEL), legend: 'p95' },
       ],
     }),
   ],
@@ -486,6 +496,13 @@ const turnsAndSessions = (q: Promql): RowSpec => ({
         { expr: sumBy([], q.rateOf('hermes_turns_started_total', MODEL)), legend: 'started' },
         { expr: sumBy(['outcome'], q.rateOf('hermes_turns_finished_total', MODEL)), legend: 'finished {{outcome}}' },
       ],
+    }),
+    timeseries({
+      title: 'Interrupted turns by reason',
+      description: 'Running turns interrupted per second (/stop, or /new while a turn runs; Hermes 0.21 and later), by platform and reason.',
+      unit: 'ops',
+      min: 0,
+      queries: [{ expr: sumBy(['platform', 'reason'], q.rateOf('hermes_agent_interrupts_total')), legend: '{{platform}} {{reason}}' }],
     }),
     timeseries({
       title: 'Turn exit reasons',

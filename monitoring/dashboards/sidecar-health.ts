@@ -181,6 +181,25 @@ const delivery = (q: Promql): RowSpec => ({
       queries: [{ expr: sumBy(['state'], q.selected('hermes_plugin_instances')), legend: '{{state}}' }],
     }),
     timeseries({
+      title: 'Plugin instances by Hermes version and profile',
+      description: 'Live bridge plugin instances by the Hermes version of their host, their own version and their Hermes profile.',
+      unit: 'short',
+      min: 0,
+      queries: [
+        {
+          expr: sumBy(['hermes_version', 'plugin_version', 'profile'], q.selected('hermes_plugin_info')),
+          legend: '{{hermes_version}} {{plugin_version}} {{profile}}',
+        },
+      ],
+    }),
+    timeseries({
+      title: 'Values kept inside Hermes by field',
+      description: 'Strings the plugin refused per second because they did not match their field\'s grammar: a Hermes change that puts free text in an id or identifier field shows here.',
+      unit: 'ops',
+      min: 0,
+      queries: [{ expr: sumBy(['field'], q.rateOf('hermes_plugin_values_refused_total')), legend: '{{field}}' }],
+    }),
+    timeseries({
       title: 'Time since last event and plugin heartbeat',
       description: 'Seconds since the newest applied event and since the newest plugin heartbeat or event, per sidecar.',
       unit: 's',

@@ -20,6 +20,7 @@ import weakref
 from .bridge import PLUGIN_VERSION, Bridge
 from .config import config_from_env, is_disabled
 from .contract import HOOK_SPECS, OBSERVER_SPECS
+from .host import hermes_version, host_fields
 from .sender import THREAD_NAME
 
 __version__ = PLUGIN_VERSION
@@ -42,8 +43,10 @@ def register(ctx):
     environ = os.environ
     if is_disabled(environ):
         return None
+    version = hermes_version()
     try:
-        bridge = Bridge(config_from_env(environ))
+        bridge = Bridge(config_from_env(environ),
+                        host=lambda counters: host_fields(ctx, counters, version))
     except Exception as exc:  # e.g. an unsupported URL scheme: warn, never break Hermes
         logger.warning("hermes_prometheus_bridge disabled: %s", exc)
         return None

@@ -40,12 +40,15 @@ FINALIZE_WAIT_MAX = 0.25
 class Bridge(object):
     """Queue, sender thread and counters of one plugin instance (one per process)."""
 
-    def __init__(self, config, encode=None, instance=None, pricer=None):
+    def __init__(self, config, encode=None, instance=None, pricer=None, host=None):
+        """``host``: a callable given this bridge's counters that returns the heartbeat's host
+        fields (``host.host_fields`` bound to a plugin context), or ``None`` outside Hermes."""
         self.config = config
         self.endpoint = parse_endpoint(config.url)
         self.counters = drops.Counters()
         self.buffer = RetryBuffer(config.buffer_size, self.counters)
-        self.heartbeat = Heartbeat(config, PLUGIN_VERSION, self.counters)
+        self.heartbeat = Heartbeat(config, PLUGIN_VERSION, self.counters,
+                                   host=None if host is None else host(self.counters))
         self._sender = None
         self._enqueuer = None
         self._encode = encode
@@ -173,8 +176,9 @@ def _spec_for(specs, hook, allowed):
         if allowed is None:
             raise KeyError("no contract entry for %r" % hook)
         names = tuple(allowed)
+        # A hook outside the contract: its strings must still be identifiers to cross.
         spec = HookSpec(hook=hook, sources=names, plain=names, transforms=(), private={},
-                        usage_at=-1, flush=False, wire=names)
+                        usage_at=-1, flush=False, wire=names, grammars=("identifier",) * len(names))
     elif allowed is not None and tuple(allowed) != spec.wire:
         raise ValueError("%s: allow-list differs from contract.json" % hook)
     return spec

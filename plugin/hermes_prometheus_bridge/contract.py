@@ -5,8 +5,9 @@ sidecar's readers (checked by a sidecar test) describe one contract. A :class:`H
 the two threads need of one hook, precomputed at import:
 
 * the agent thread copies ``sources`` (Hermes keyword names, in that order) and nothing else;
-* the sender thread turns the first ``len(plain)`` values into same-named wire fields, applies
-  ``transforms`` to the values after them, and reads ``private`` values (never forwarded).
+* the sender thread turns the first ``len(plain)`` values into same-named wire fields (a string
+  only when it matches its field's grammar), applies ``transforms`` to the values after them,
+  and reads ``private`` values (never forwarded).
 """
 
 import json
@@ -25,9 +26,10 @@ HookSpec = namedtuple("HookSpec", [
     "usage_at",    # value index of ``usage`` (snapshotted on the agent thread) or -1
     "flush",       # True when the callback flushes before returning
     "wire",        # every wire name this hook can send (plain + transformed + added)
+    "grammars",    # per plain value: the grammar name of a string field, None for other types
 ])
 
-TRANSFORMS = ("usage", "error_flag", "error_class", "reason")
+TRANSFORMS = ("usage", "error_flag", "error_class", "reason", "exit_reason")
 
 
 def _load(path=CONTRACT_PATH):
@@ -35,8 +37,21 @@ def _load(path=CONTRACT_PATH):
         return json.load(handle)
 
 
-def _spec(hook, entry):
-    plain, transformed = [], []
+def _grammar(hook, name, field, grammars):
+    """The grammar name of a plain string field (required), ``None`` for other types."""
+    grammar = field.get("grammar")
+    if field["type"] != "string":
+        if grammar is not None:
+            raise ValueError("contract.json: %s.%s has a grammar but is no string" % (hook, name))
+        return None
+    if grammar not in grammars:
+        raise ValueError("contract.json: string field %s.%s needs a grammar of %s"
+                         % (hook, name, ", ".join(sorted(grammars))))
+    return grammar
+
+
+def _spec(hook, entry, grammars):
+    plain, transformed, plain_grammars = [], [], []
     for name, field in entry["fields"].items():
         kind = field.get("transform")
         if kind is not None and kind not in TRANSFORMS:
@@ -44,6 +59,7 @@ def _spec(hook, entry):
         source = field.get("from", name)
         if kind is None:
             plain.append((source, name))
+            plain_grammars.append(_grammar(hook, name, field, grammars))
         else:
             transformed.append((source, name, kind))
     private = list(entry.get("private", {}))
@@ -62,11 +78,14 @@ def _spec(hook, entry):
         usage_at=usage_at,
         flush=bool(entry.get("flush", False)),
         wire=tuple(entry["fields"]) + tuple(entry.get("added", {})),
+        grammars=tuple(plain_grammars),
     )
 
 
 CONTRACT = _load()
-HOOK_SPECS = {hook: _spec(hook, entry) for hook, entry in CONTRACT["hooks"].items()}
-OBSERVER_SPECS = {event: _spec(event, entry) for event, entry in CONTRACT["observer"].items()}
+GRAMMARS = {name: re.compile(grammar["pattern"]) for name, grammar in CONTRACT["grammars"].items()}
+HOOK_SPECS = {hook: _spec(hook, entry, GRAMMARS) for hook, entry in CONTRACT["hooks"].items()}
+OBSERVER_SPECS = {event: _spec(event, entry, GRAMMARS)
+                  for event, entry in CONTRACT["observer"].items()}
 PATTERNS = {name: re.compile(pattern) for name, pattern in CONTRACT["identifier_patterns"].items()}
 USAGE_KEYS = tuple(CONTRACT["usage_keys"])

@@ -2,7 +2,9 @@
 
 ``dropped`` counts events that will never reach the sidecar, once each, under their hook and one
 reason. ``errors`` counts the plugin's own failures that lose no event (a sender bug it recovered
-from, a fork renewal or pricing that failed). Both travel in the ``plugin_heartbeat`` line.
+from, a fork renewal or pricing that failed). ``refused`` counts values the boundary grammar kept
+in the process, by wire field (the event itself is sent without them). All three travel in the
+``plugin_heartbeat`` line.
 """
 
 import threading
@@ -15,12 +17,14 @@ SHUTDOWN = "shutdown"
 
 
 class Counters(object):
-    """Thread-safe ``{hook: {reason: count}}`` drops and ``{kind: count}`` errors."""
+    """Thread-safe ``{hook: {reason: count}}`` drops, ``{kind: count}`` errors and
+    ``{field: count}`` refused values."""
 
     def __init__(self):
         self._lock = threading.Lock()
         self._dropped = {}
         self._errors = {}
+        self._refused = {}
 
     def drop(self, hook, reason, count=1):
         with self._lock:
@@ -40,6 +44,14 @@ class Counters(object):
     def error(self, kind, count=1):
         with self._lock:
             self._errors[kind] = self._errors.get(kind, 0) + count
+
+    def refuse(self, field, count=1):
+        with self._lock:
+            self._refused[field] = self._refused.get(field, 0) + count
+
+    def refused(self):
+        with self._lock:
+            return dict(self._refused)
 
     def dropped(self):
         with self._lock:

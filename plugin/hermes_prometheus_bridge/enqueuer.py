@@ -15,6 +15,24 @@ from .drops import CALLBACK_ERROR, QUEUE_FULL
 from .fields import MISSING
 
 
+# Appended to the present values so the assembler can place MISSING where a name is absent.
+_MISSING_TAIL = (MISSING,)
+
+
+def absent_shape(names, kwargs):
+    """``(absent names, itemgetter of the present ones, itemgetter that puts the values back in
+    ``names`` order with MISSING for the absent)`` for a call that left some names out, or
+    ``None`` when nothing is absent or fewer than two names are present (an itemgetter of one
+    name returns a bare value)."""
+    present = tuple(name for name in names if name in kwargs)
+    absent = tuple(name for name in names if name not in kwargs)
+    if not absent or len(present) < 2:
+        return None
+    position = {name: index for index, name in enumerate(present)}
+    assemble = operator.itemgetter(*(position.get(name, len(present)) for name in names))
+    return absent, operator.itemgetter(*present), assemble
+
+
 class Enqueuer(object):
     """The bounded queue between agent threads and the sender, and the callbacks feeding it.
 
@@ -43,9 +61,26 @@ class Enqueuer(object):
         missings = (MISSING,) * len(names)
         usage_at = spec.usage_at
         hook = spec.hook
-        # One C call when every name is present (Hermes' call sites pass a fixed set); the
-        # per-name lookup with a default when one is absent.
+        # One C call when every name is present (Hermes' call sites pass a fixed set). A call
+        # site that leaves some out (a release that does not pass a field yet) would pay a
+        # KeyError and a per-name lookup on every call: the names it left out last time are
+        # remembered, and its values come from two C calls over the rest (absent_shape).
         pick = operator.itemgetter(*names) if len(names) > 1 else None
+        shape = [None]  # (absent names, getter of the present ones, assembler) or None
+
+        def values_without_some(kwargs):
+            known = shape[0]
+            if known is not None:
+                absent, pick_present, assemble = known
+                # Valid only while the names absent last time are still absent.
+                if not any(map(kwargs.__contains__, absent)):
+                    try:
+                        return assemble(pick_present(kwargs) + _MISSING_TAIL)
+                    except KeyError:
+                        pass
+            values = tuple(map(kwargs.get, names, missings))
+            shape[0] = absent_shape(names, kwargs)
+            return values
 
         def callback(**kwargs):
             try:
@@ -53,10 +88,14 @@ class Enqueuer(object):
                 if depth >= capacity:
                     drop(hook, QUEUE_FULL)
                     return
-                try:
-                    values = pick(kwargs)
-                except (KeyError, TypeError):
-                    values = tuple(map(kwargs.get, names, missings))
+                if shape[0] is None:
+                    try:
+                        values = pick(kwargs)
+                    except (KeyError, TypeError):
+                        values = values_without_some(kwargs)
+                else:
+                    # This call site left names out before: no KeyError raised and caught.
+                    values = values_without_some(kwargs)
                 usage = values[usage_at] if usage_at >= 0 else MISSING
                 # Hermes may reuse its dict; what is sent is what the hook saw.
                 append((spec, clock(), values, usage.copy() if type(usage) is dict else usage))

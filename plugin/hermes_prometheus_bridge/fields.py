@@ -10,18 +10,23 @@ Two stages, split for speed:
 * on the agent thread, a callback copies the allow-listed *references* (one C-level ``map`` over
   a precomputed tuple) and snapshots ``usage``;
 * on the sender thread, :func:`event_data` keeps only JSON-safe scalars (see
-  :func:`clean_scalar`) and applies the contract's transforms (``usage`` keys, ``error`` to a
-  flag, an error class name), so one odd value costs a field, never the event.
+  :func:`clean_scalar`), forwards a string only when it matches its field's grammar (an id or an
+  identifier: contract.json ``grammars``), and applies the contract's transforms (``usage`` keys,
+  ``error`` to a flag, an error class name, an exit reason's leading identifier), so one odd
+  value costs a field, never the event. Each refused string is counted under its wire field.
 """
 
 import math
 import operator
 
-from .contract import HOOK_SPECS, OBSERVER_SPECS, PATTERNS, USAGE_KEYS
+from .contract import CONTRACT, GRAMMARS, HOOK_SPECS, OBSERVER_SPECS, PATTERNS, USAGE_KEYS
 
-# Strings longer than this are cut: every allowed field is an id, a name or an enumeration,
-# so anything longer is already suspicious, and the sidecar truncates labels to 128.
+# Strings longer than this are cut by clean_scalar (the heartbeat and tests use it). Event
+# fields never are: a string outside its grammar (whose longest is 128) is refused whole.
 MAX_STRING_CHARS = 256
+
+# The longest string any grammar admits: a longer one is refused without running the pattern.
+MAX_GRAMMAR_CHARS = 128
 
 # Integers outside this range carry no meaning for metrics (and JavaScript cannot hold them).
 _INT_LIMIT = 2 ** 63
@@ -101,8 +106,15 @@ _canonical_usage = operator.itemgetter(*_CANONICAL_USAGE_KEYS)
 _INT_ONLY = frozenset({int})
 
 
+# The usage keys whose ``reported_usage_fields`` flag (Hermes 0.21) is forwarded.
+REPORTED_USAGE_FIELDS = "reported_usage_fields"
+_REPORTED_KEYS = tuple(CONTRACT["usage_flags"][REPORTED_USAGE_FIELDS])
+
+
 def clean_usage(value):
-    """``usage`` keeps only its finite numeric token keys; ``None`` stays ``None``.
+    """``usage`` keeps only its finite numeric token keys, plus ``reported_usage_fields`` as
+    ``{usage key: bool}`` (which counts the provider really reported: Hermes' CanonicalUsage
+    holds 0 for both an absent and a reported-zero count); ``None`` stays ``None``.
 
     Fast path: Hermes' canonical keys all present as plain ints in range (one C lookup, one
     type check over the values); anything else goes key by key.
@@ -111,6 +123,17 @@ def clean_usage(value):
         return None
     if not isinstance(value, dict):
         return MISSING
+    cleaned = _token_counts(value)
+    reported = value.get(REPORTED_USAGE_FIELDS)
+    if type(reported) is dict:
+        flags = {key: flag for key, flag in zip(_REPORTED_KEYS, map(reported.get, _REPORTED_KEYS))
+                 if flag is True or flag is False}
+        if flags:
+            cleaned[REPORTED_USAGE_FIELDS] = flags
+    return cleaned
+
+
+def _token_counts(value):
     try:
         numbers = _canonical_usage(value)
     except KeyError:
@@ -148,9 +171,23 @@ def error_class(value):
 
 def short_identifier(value):
     """A short lower-case identifier such as a CLI exit reason, else ``MISSING``."""
-    if type(value) is str and PATTERNS["reason"].match(value):
+    if type(value) is str and len(value) <= MAX_GRAMMAR_CHARS and PATTERNS["reason"].match(value):
         return value
     return MISSING
+
+
+_EXIT_REASON = PATTERNS["exit_reason"]
+
+
+def exit_reason(value):
+    """The leading identifier of Hermes' ``turn_exit_reason`` (``max_iterations_reached(90/90)``
+    becomes ``max_iterations_reached``; ``local_processing_error(<error text>)`` becomes
+    ``local_processing_error``), else ``MISSING``. What follows the identifier is never kept, so
+    error text and paths inside the parentheses stay in Hermes."""
+    if type(value) is not str:
+        return MISSING
+    found = _EXIT_REASON.match(value)
+    return MISSING if found is None else found.group(1)
 
 
 TRANSFORM_FUNCTIONS = {
@@ -158,7 +195,11 @@ TRANSFORM_FUNCTIONS = {
     "error_flag": error_flag,
     "error_class": error_class,
     "reason": short_identifier,
+    "exit_reason": exit_reason,
 }
+
+# Transforms that reduce a string to an identifier: a value they refuse is counted as refused.
+_REFUSING_TRANSFORMS = frozenset({error_class, short_identifier, exit_reason})
 
 
 def compiled_transforms(spec):
@@ -168,40 +209,71 @@ def compiled_transforms(spec):
                  for index, wire, kind in spec.transforms)
 
 
-def event_data(plain, transforms, values, usage=MISSING):
+def _fullmatch(grammar):
+    pattern = GRAMMARS[grammar]
+    return pattern.fullmatch
+
+
+def compiled_grammars(spec):
+    """Per plain value: the precompiled ``fullmatch`` of its grammar, or ``None`` (no string
+    belongs in that field)."""
+    return tuple(None if grammar is None else _fullmatch(grammar) for grammar in spec.grammars)
+
+
+def _no_refusals(_field):
+    return None
+
+
+def event_data(plain, transforms, values, usage=MISSING, grammars=None, refused=_no_refusals):
     """The wire ``data`` of one queued event: ``plain`` names zip with the leading values (exact
     built-in types handled inline: this runs for every field of every event on the sender
     thread, which shares the GIL with Hermes), then each transform reads its own value.
+
+    A string crosses only when its field's grammar (``grammars``, aligned with ``plain``)
+    matches it whole: anything longer than the longest grammar, or outside it, is left out and
+    ``refused(wire name)`` counts it; an empty string is left out as absent. ``grammars=None`` is the plain-mapping form (tests, the
+    benchmark's reference rows), where strings are only cut to ``MAX_STRING_CHARS``.
 
     Absent keyword arguments (``MISSING``), ``None`` (every sidecar reader treats null as
     absent, so it is not worth its bytes) and values that cannot be made JSON-safe are left out.
     """
     data = {}
     isfinite = math.isfinite
-    for key, value in zip(plain, values):
+    if grammars is None:
+        grammars = (False,) * len(plain)
+    for key, value, match in zip(plain, values, grammars):
         kind = type(value)
+        if kind is not str and kind is not int and kind is not float and kind is not bool:
+            if value is MISSING or value is None:
+                continue
+            value = clean_scalar(value)  # subclasses become their base type; the rest is dropped
+            if value is MISSING:
+                continue
+            kind = type(value)
         if kind is str:
-            if len(value) > MAX_STRING_CHARS:
-                value = value[:MAX_STRING_CHARS]
+            if match is False:
+                if len(value) > MAX_STRING_CHARS:
+                    value = value[:MAX_STRING_CHARS]
+            elif not value:
+                continue  # Hermes passes "" for an unknown id: absent, not refused
+            elif match is None or len(value) > MAX_GRAMMAR_CHARS or match(value) is None:
+                refused(key)
+                continue
         elif kind is int:
             if not -_INT_LIMIT <= value <= _INT_LIMIT:
                 continue
         elif kind is float:
             if not isfinite(value):
                 continue
-        elif value is MISSING or value is None:
-            continue
-        elif kind is not bool:
-            value = clean_scalar(value)
-            if value is MISSING:
-                continue
         data[key] = value
     for index, key, transform in transforms:
         value = values[index] if index >= 0 else usage
         if value is not MISSING:
-            value = transform(value)
-            if value is not MISSING and value is not None:
-                data[key] = value
+            cleaned = transform(value)
+            if cleaned is not MISSING and cleaned is not None:
+                data[key] = cleaned
+            elif value is not None and transform in _REFUSING_TRANSFORMS:
+                refused(key)
     return data
 
 

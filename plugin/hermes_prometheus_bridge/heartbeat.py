@@ -4,7 +4,9 @@ It carries the cumulative drop and error counters, queue and buffer depths, the 
 sequence number the sidecar acknowledged, so a sidecar that restarted (and lost its sequence
 state) counts events dropped from the buffer meanwhile, and ``boot``, a random token chosen when
 the numbering starts at 1, so a sidecar tells a new numbering under the same instance from a
-delayed replay of the old one. It has no ``seq``: it is not an event.
+delayed replay of the old one. It also names its host (the Hermes version and profile, when
+register read them) and counts the values the boundary grammar refused, by field. It has no
+``seq``: it is not an event.
 """
 
 import time
@@ -20,10 +22,12 @@ def _seconds_for_json(value):
 
 
 class Heartbeat(object):
-    def __init__(self, config, plugin_version, counters, clock=time.monotonic):
+    def __init__(self, config, plugin_version, counters, clock=time.monotonic, host=None):
         self.config = config
         self.plugin_version = plugin_version
         self._counters = counters
+        # {"hermes_version": ..., "profile": ...}: only values the host check admitted.
+        self._host = dict(host or {})
         self._clock = clock
         self.next_due = clock() + config.heartbeat_interval
 
@@ -46,8 +50,12 @@ class Heartbeat(object):
         }
         if boot is not None:
             data["boot"] = boot
+        data.update(self._host)
         errors = self._counters.errors()
         if errors:
             data["plugin_errors"] = errors
+        refused = self._counters.refused()
+        if refused:
+            data["refused_fields"] = refused
         return encode_json({"event": HEARTBEAT_EVENT, "observed_at": time.time(),
                             "instance": instance, "data": data})

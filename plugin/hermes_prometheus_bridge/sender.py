@@ -16,7 +16,7 @@ import uuid
 
 from . import drops
 from .encoding import encode_data_texts, encode_event, line_template
-from .fields import compiled_transforms, event_data
+from .fields import compiled_grammars, compiled_transforms, event_data
 from .retry_buffer import SEQ, WHOLE_LINE, line_of
 from .transport import DELIVERED, RETRY
 
@@ -237,13 +237,14 @@ class Sender(object):
         compiled_for = self._compiled
         # Once Hermes' pricing module is known missing, no call is priced: not asked per call.
         priced = not self._pricer.unavailable
+        refused = self._counters.refuse
         for spec, observed_at, values, usage in taken:
             compiled = compiled_for.get(spec)
             if compiled is None:
                 compiled = compiled_for[spec] = self._compile(spec)
-            plain, transforms, base_url_at, hook, template = compiled
+            plain, transforms, base_url_at, hook, template, grammars = compiled
             # ``usage``: the copy taken when the hook ran, not Hermes' own dict in ``values``.
-            data = event_data(plain, transforms, values, usage)
+            data = event_data(plain, transforms, values, usage, grammars, refused)
             if priced and base_url_at >= 0:
                 self._add_cost(values[base_url_at], usage, data)
             hooks.append(hook)
@@ -263,11 +264,11 @@ class Sender(object):
 
     def _compile(self, spec):
         """What the sender needs of a hook: its plain names and transforms, the value index of
-        ``base_url`` when the hook is priced (else -1), its name and its line template for this
-        instance."""
+        ``base_url`` when the hook is priced (else -1), its name, its line template for this
+        instance and the grammars of its plain values."""
         base_url_at = dict(spec.private).get("base_url", -1) if spec.usage_at >= 0 else -1
         return (spec.plain, compiled_transforms(spec), base_url_at, spec.hook,
-                line_template(spec.hook, self.instance))
+                line_template(spec.hook, self.instance), compiled_grammars(spec))
 
     def _encode_one_by_one(self, hooks, stamps, datas):
         encode = self._encode or encode_event

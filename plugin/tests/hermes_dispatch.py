@@ -76,16 +76,24 @@ HERMES_VALID_HOOKS = frozenset({
     "on_kanban_dispatch_tick", "gateway_platform_event", "pre_command",
 })
 
+# hermes_cli/plugins.py VALID_HOOKS of Hermes 0.21.3 (00067189): the list above plus the
+# auxiliary-call hooks.
+HERMES_021_VALID_HOOKS = HERMES_VALID_HOOKS | frozenset({"pre_auxiliary_call", "post_auxiliary_call"})
+HERMES_021_VERSION = "0.21.3"
+
 _SKIPPED = object()
 
 
 @contextlib.contextmanager
-def host_hook_list(valid_hooks=HERMES_VALID_HOOKS):
+def host_hook_list(valid_hooks=HERMES_VALID_HOOKS, version=None):
     """Expose ``hermes_cli.plugins.VALID_HOOKS`` the way a running Hermes does (the module is
-    in ``sys.modules``), for the duration of the block."""
+    in ``sys.modules``), for the duration of the block; ``version`` is ``hermes_cli.__version__``
+    (hermes_cli/__init__.py: "0.21.3" at 00067189)."""
     saved = {name: sys.modules.get(name) for name in ("hermes_cli", "hermes_cli.plugins")}
     package = types.ModuleType("hermes_cli")
     package.__path__ = []
+    if version is not None:
+        package.__version__ = version
     plugins = types.ModuleType("hermes_cli.plugins")
     plugins.VALID_HOOKS = set(valid_hooks)
     package.plugins = plugins
@@ -293,12 +301,16 @@ class PluginContext(object):
     """The ``ctx`` handed to ``register(ctx)``: ``register_hook`` always, and
     ``register_observer_hook`` only when the manager was built with ``observer_hooks=True``."""
 
-    def __init__(self, manager, name, observer_hooks=False):
+    def __init__(self, manager, name, observer_hooks=False, profile=None):
         self._manager = manager
         self.plugin_id = name
         self.unload_callbacks = []
         if observer_hooks:
             self.register_observer_hook = self._register_observer_hook
+        if profile is not None:
+            # hermes_cli/plugins.py PluginContext.profile_name (Hermes 0.21, 00067189): the active
+            # profile of the manager that loads the plugin.
+            self.profile_name = profile
 
     def register_hook(self, hook_name, callback):
         self._manager.add_hook(hook_name, callback)
@@ -319,11 +331,12 @@ class PluginContext(object):
         self._manager.add_observer_hook(event, callback)
 
 
-def load_directory_plugin(plugin_dir, manager, observer_hooks=False):
+def load_directory_plugin(plugin_dir, manager, observer_hooks=False, profile=None):
     """Import ``plugin_dir`` as ``hermes_plugins.<name>`` and call its ``register(ctx)``.
 
-    Returns the module. A fresh module object is created each call (as after a plugin reload),
-    so tests get independent plugin state.
+    Returns the module. A fresh module object is created each call (as after a plugin reload, or
+    as each profile's plugin manager of a multiplexing gateway loads its own), so tests get
+    independent plugin state. ``profile`` is the context's ``profile_name`` (Hermes 0.21).
     """
     plugin_dir = os.path.abspath(plugin_dir)
     name = os.path.basename(plugin_dir.rstrip(os.sep))
@@ -343,7 +356,7 @@ def load_directory_plugin(plugin_dir, manager, observer_hooks=False):
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     spec.loader.exec_module(module)
-    context = PluginContext(manager, name, observer_hooks=observer_hooks)
+    context = PluginContext(manager, name, observer_hooks=observer_hooks, profile=profile)
     module.register(context)
     module.hermes_test_context = context  # lets a test unload it as Hermes would
     return module

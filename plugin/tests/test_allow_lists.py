@@ -17,8 +17,9 @@ AUX_USAGE = {"input_tokens": 310, "output_tokens": 9, "cache_read_tokens": 0,
 API_IDS = {"turn_id": TURN, "model": MODEL, "provider": "openrouter"}
 TOOL_IDS = {"tool_name": "terminal", "tool_call_id": "toolu_01HkQ9", "turn_id": TURN}
 APPROVAL = {"pattern_key": "rm_rf", "session_key": "agent:main:telegram:dm:123456",
-            "surface": "gateway", "tool_call_id": "toolu_01Zz77"}
-AUX = {"turn_id": "", "api_request_id": "aux-3b1f", "model": "google/gemini-3.5-flash",
+            "surface": "gateway", "tool_call_id": "toolu_01Zz77", "turn_id": TURN}
+# turn_id="" (Hermes' unknown id) is left out as absent.
+AUX = {"api_request_id": "aux-3b1f", "model": "google/gemini-3.5-flash",
        "provider": "openrouter"}
 
 # The ``data`` object the sidecar receives for each Appendix A payload, written out by hand.
@@ -26,7 +27,7 @@ AUX = {"turn_id": "", "api_request_id": "aux-3b1f", "model": "google/gemini-3.5-
 EXPECTED = {
     "A.1": {"session_id": SESSION, "platform": "cli"},
     "A.2": {"session_id": SESSION, "turn_id": TURN, "completed": True, "failed": False,
-            "interrupted": False, "turn_exit_reason": "text_response(finish_reason=stop)",
+            "interrupted": False, "turn_exit_reason": "text_response",
             "model": MODEL, "platform": "cli"},
     "A.2-cli-exit": {"session_id": SESSION, "completed": False, "interrupted": True,
                      "model": MODEL, "platform": "cli", "reason": "cli_exit"},
@@ -38,7 +39,8 @@ EXPECTED = {
     "A.8": dict(API_IDS, api_request_id=TURN + ":api:2", api_duration=6.842,
                 started_at=1789862412.481, first_chunk_at=1789862413.902,
                 finish_reason="tool_calls", usage=USAGE),
-    "A.9": dict(API_IDS, api_request_id=TURN + ":api:3", api_duration=1.207, status_code=429,
+    "A.9": dict(API_IDS, api_request_id=TURN + ":api:3", api_duration=1.207,
+                started_at=1789862425.01, status_code=429,
                 retry_count=0, max_retries=3, retryable=True, reason="rate_limit",
                 error_type="RateLimitError"),
     "A.10": TOOL_IDS,

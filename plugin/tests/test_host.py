@@ -63,7 +63,8 @@ class CallSitesTest(unittest.TestCase):
             by_hook.setdefault(name, []).append(data)
         self.assertEqual(by_hook["api_request_error"], [{
             "turn_id": "t_1", "api_request_id": "t_1:api:1", "model": "anthropic/claude-sonnet-4.6",
-            "provider": "openrouter", "api_duration": 1.25, "status_code": 429, "retry_count": 0,
+            "provider": "openrouter", "api_duration": 1.25, "started_at": 1789862412.0,
+            "status_code": 429, "retry_count": 0,
             "max_retries": 3, "retryable": True, "reason": "rate_limit",
             "error_type": "RateLimitError"}])
         self.assertEqual(by_hook["on_session_end"], [
@@ -73,12 +74,13 @@ class CallSitesTest(unittest.TestCase):
              "model": "anthropic/claude-sonnet-4.6", "platform": "cli", "reason": "cli_exit"}])
         self.assertEqual(by_hook["pre_approval_request"], [
             {"surface": "smart", "pattern_key": "rm_rf", "tool_call_id": "toolu_1",
-             "session_key": "agent:main:cli"},
+             "session_key": "agent:main:cli", "turn_id": "t_1"},
             {"surface": "cli", "pattern_key": "rm_rf", "tool_call_id": "toolu_1",
-             "session_key": "agent:main:cli"}])
+             "session_key": "agent:main:cli", "turn_id": "t_1"}])
         self.assertEqual(by_hook["post_approval_response"], [
             {"surface": "cli", "pattern_key": "rm_rf", "tool_call_id": "toolu_1",
-             "session_key": "agent:main:cli", "choice": "once", "decided_by": "user"}])
+             "session_key": "agent:main:cli", "choice": "once", "decided_by": "user",
+             "turn_id": "t_1"}])
         self.assertEqual(by_hook["post_api_request"][0]["usage"], {
             "input_tokens": 1204, "output_tokens": 412, "cache_read_tokens": 18030,
             "cache_write_tokens": 952, "reasoning_tokens": 0, "prompt_tokens": 20186})

@@ -3,6 +3,7 @@
 import enum
 import json
 import math
+import threading
 import unittest
 
 from plugin.tests import support
@@ -46,24 +47,20 @@ class OddValuesTest(unittest.TestCase):
             turn_id=["t_1"],                       # list: dropped
             api_duration=float("nan"),             # NaN: dropped
             started_at=float("inf"),               # inf: dropped
-            api_request_id="m" * 10000,            # huge string: truncated
+            api_request_id="m" * 10000,            # longer than any id: refused whole
             finish_reason=Color.RED,               # str enum: its value
             first_chunk_at=None,                   # null: not sent
         )
-        self.assertEqual(data, {
-            "api_request_id": "m" * fields.MAX_STRING_CHARS,
-            "finish_reason": "red",
-        })
+        self.assertEqual(data, {"finish_reason": "red"})
         data = self.send(
             "post_tool_call",
             duration_ms=10 ** 30,                  # meaningless int: dropped
             error_type=-math.inf,                  # -inf: dropped
             tool_name=Color.RED,                   # str enum: its value
             turn_id=Level.HIGH,                    # int enum: its value
-            tool_call_id="\ud800lone-surrogate",   # still valid JSON (escaped)
+            tool_call_id="\ud800lone-surrogate",   # outside the id grammar: refused
         )
-        self.assertEqual(data, {"tool_name": "red", "turn_id": 3,
-                                "tool_call_id": "\ud800lone-surrogate"})
+        self.assertEqual(data, {"tool_name": "red", "turn_id": 3})
 
     def test_usage_keeps_only_finite_numeric_token_keys(self):
         data = self.send("post_api_request", usage={
@@ -100,6 +97,31 @@ class OddValuesTest(unittest.TestCase):
         self.assertEqual(self.send("post_auxiliary_call", error=""), {"error": False})
         self.assertEqual(self.send("post_auxiliary_call", error={"message": "x"}),
                          {"error": True})
+
+    def test_a_call_site_that_leaves_names_out_queues_the_same_values_as_a_lookup_by_name(self):
+        """The remembered shape of absent names gives exactly the per-name values, also when the
+        next call passes a name that was absent, or leaves out one that was present."""
+        enqueuer = support.bridge_module.Enqueuer(100, 100, support.bridge_module.drops.Counters(),
+                                                  threading.Event())
+        spec = support.bridge_module.HOOK_SPECS["post_api_request"]
+        callback = enqueuer.hook_callback(spec)
+        full = {name: "v_" + name for name in spec.sources}
+        calls = [
+            {k: v for k, v in full.items() if k != "context_length"},
+            {k: v for k, v in full.items() if k != "context_length"},  # the remembered shape
+            full,                                                       # context_length now passed
+            {k: v for k, v in full.items() if k not in ("context_length", "model")},
+            {k: v for k, v in full.items() if k not in ("context_length", "model")},
+            {k: v for k, v in full.items() if k != "model"},
+            {"provider": "p", "model": "m"},
+            {"provider": "p"},
+            {},
+        ]
+        for kwargs in calls:
+            callback(**kwargs)
+        queued = [values for _spec, _at, values, _usage in enqueuer.take(100)]
+        expected = [tuple(kwargs.get(name, fields.MISSING) for name in spec.sources) for kwargs in calls]
+        self.assertEqual(queued, expected)
 
     def test_clean_scalar_table(self):
         missing = fields.MISSING

@@ -4,8 +4,9 @@ hook (flat and envelope) never appear in the bytes the sidecar receives."""
 import unittest
 import uuid
 
-from plugin.tests import support
-from plugin.tests.hermes_dispatch import PluginManager, load_directory_plugin
+from plugin.tests import gateway_sessions, support
+from plugin.tests.hermes_dispatch import (
+    HERMES_021_VALID_HOOKS, HERMES_021_VERSION, PluginManager, host_hook_list, load_directory_plugin)
 from plugin.tests.support import NotSerializable, RecordingSidecar
 
 
@@ -68,6 +69,40 @@ class PrivacyTest(unittest.TestCase):
         self.assertNotIn(secret.encode(), received)
         self.assertNotIn(secret[len("SECRET-"):].encode(), received)
         self.assertNotIn(b"SECRET", received)
+        self.assertEqual(manager.failures, [])
+
+    def test_sentinels_at_the_hermes_021_call_sites_never_reach_the_sidecar(self):
+        """Hermes 0.21's keyword arguments (gateway_sessions.CALL_SITES), every content field
+        planted, and the sentinel also inside turn_exit_reason (agent/turn_finalizer.py passes
+        local_processing_error(<the first 80 characters of an error message>))."""
+        secret = "SECRET-" + uuid.uuid4().hex
+        manager = PluginManager()
+        with RecordingSidecar() as sidecar:
+            with host_hook_list(HERMES_021_VALID_HOOKS, version=HERMES_021_VERSION):
+                with support.patched_environ(support.fast_env(sidecar.url)):
+                    module = load_directory_plugin(support.PLUGIN_DIR, manager, profile="default")
+            bridge = list(module._LIVE_BRIDGES)[0]
+            turns, finalize = gateway_sessions.session_steps("default", "telegram", 0)
+            calls = [step for steps in turns for step in steps] + [finalize]
+            for hook, kwargs in calls:
+                planted = plant(secret, kwargs)
+                if hook == "on_session_end":
+                    planted["turn_exit_reason"] = (
+                        "local_processing_error(FileNotFoundError: /home/" + secret + ")")
+                manager.invoke_hook(hook, **planted)
+            bridge.shutdown(1.0)
+            received = sidecar.raw_bytes()
+            events = sidecar.events()
+        self.assertNotIn(secret.encode(), received)
+        self.assertNotIn(secret[len("SECRET-"):].encode(), received)
+        self.assertNotIn(b"SECRET", received)
+        self.assertNotIn(b"/home/", received)
+        # Not vacuous: every call arrived, and the exit reasons crossed as identifiers.
+        self.assertEqual(len(events), len(calls))
+        self.assertEqual(sorted({event["event"] for event in events}), sorted({hook for hook, _ in calls}))
+        exit_reasons = [event["data"]["turn_exit_reason"] for event in events
+                        if event["event"] == "on_session_end"]
+        self.assertEqual(exit_reasons, ["local_processing_error"] * gateway_sessions.TURNS)
         self.assertEqual(manager.failures, [])
 
     def test_the_plugin_logs_no_content_when_delivery_fails(self):

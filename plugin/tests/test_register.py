@@ -14,7 +14,8 @@ FLAT_HOOKS = [
     "on_session_start", "on_session_end", "on_session_finalize", "on_session_reset",
     "pre_llm_call", "pre_api_request", "post_api_request", "api_request_error",
     "pre_auxiliary_call", "post_auxiliary_call", "pre_tool_call", "post_tool_call",
-    "pre_approval_request", "post_approval_response", "subagent_start", "subagent_stop",
+    "pre_approval_request", "post_approval_response", "agent_loop_stopped", "subagent_start",
+    "subagent_stop",
 ]
 ENVELOPE_EVENTS = [
     "agent_end", "pre_api_request", "post_api_request", "api_request_error",
@@ -39,6 +40,12 @@ def manifest_hooks(key="provides_hooks"):
             elif inside and line.strip() and not line.startswith(" "):
                 inside = False
     return hooks
+
+
+def contract_versions():
+    """The Hermes releases contract.json says the plugin was checked against."""
+    contract = __import__("hermes_prometheus_bridge.contract", fromlist=["CONTRACT"]).CONTRACT
+    return list(contract["hermes_versions"])
 
 
 def manifest_scalar(name):
@@ -79,6 +86,20 @@ class RegisterTest(unittest.TestCase):
         self.assertEqual(manifest_scalar("name"), "hermes_prometheus_bridge")
         self.assertEqual(manifest_scalar("version"), support.bridge_module.PLUGIN_VERSION)
         self.assertEqual(support.bridge_module.PLUGIN_VERSION, "0.1.0")
+
+    def test_manifest_is_version_2_with_the_oldest_hermes_checked(self):
+        # hermes_cli/plugins_manifest.py (00067189): SUPPORTED_MANIFEST_VERSION = 2; an absent
+        # manifest_version is read as 1; requires_hermes gates the load on the running version.
+        self.assertEqual(manifest_scalar("manifest_version"), "2")
+        self.assertEqual(manifest_scalar("requires_hermes"), '">=0.19"')
+        self.assertEqual(manifest_scalar("python_dependencies"), "[]")
+        self.assertEqual(manifest_scalar("capabilities"), "[]")
+        tags = manifest_scalar("tags")
+        checked = contract_versions()
+        self.assertEqual([tag for tag in tags.strip("[]").split(", ") if tag.startswith("tested-hermes-")],
+                         ["tested-hermes-" + version for version in checked])
+        # api_version absent: the current plugin API generation (parse_manifest_file reads None).
+        self.assertIsNone(manifest_scalar("api_version"))
 
     def test_disabled_registers_nothing_and_starts_no_thread(self):
         before = len(sender_threads())

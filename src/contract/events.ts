@@ -20,6 +20,7 @@ import {
 } from './fields.js';
 import type { ValueOf } from '../metrics/catalogue.js';
 import { BOUNDS, BoundCheck, fitsBytes, type BoundedField } from './bounds.js';
+import { OTHER } from '../metrics/labels.js';
 
 export type ApiKind = 'main' | 'auxiliary';
 /** Which route and shape brought an event: a plugin line, an envelope, flat kwargs, a webhook delivery. */
@@ -51,6 +52,12 @@ export interface HermesCost {
   readonly status?: string;
 }
 
+interface RefusedReport {
+  readonly field: string;
+  /** Cumulative count since the plugin instance started. */
+  readonly total: number;
+}
+
 interface DropReport {
   readonly hook: string;
   readonly reason: string;
@@ -69,6 +76,8 @@ export type EventData =
       readonly usage?: Usage;
       /** Hermes' own price of the call (agent.usage_pricing), added by the plugin's sender thread. */
       readonly cost?: HermesCost;
+      /** The context engine's window in tokens (post_api_request context_length). */
+      readonly contextLength?: number;
     }
   | {
       readonly type: 'api_attempt_failed';
@@ -81,6 +90,8 @@ export type EventData =
       readonly retryable?: boolean;
       readonly retryCount?: number;
       readonly maxRetries?: number;
+      /** First stream chunk of the failed attempt after the call's start (Hermes 0.21). */
+      readonly timeToFirstChunkSeconds?: number;
     }
   | {
       readonly type: 'turn_started';
@@ -98,7 +109,7 @@ export type EventData =
       readonly completed?: boolean;
       readonly failed?: boolean;
       readonly interrupted?: boolean;
-      /** turn_exit_reason, from Hermes releases that pass it. */
+      /** The leading identifier of turn_exit_reason (Hermes 0.21), `other` when it has none. */
       readonly exitReason?: string;
       /** reason: the CLI's exit paths call on_session_end with it when the session ends, not per turn. */
       readonly sessionExitReason?: string;
@@ -120,6 +131,8 @@ export type EventData =
       readonly patternKey?: string;
       readonly toolCallId?: string;
       readonly sessionKey?: string;
+      /** The turn the approval belongs to (Hermes 0.21 sets it with tool_call_id). */
+      readonly turnId?: string;
       readonly choice?: string;
       readonly decidedBy?: string;
     }
@@ -134,6 +147,8 @@ export type EventData =
       readonly durationSeconds?: number;
     }
   | { readonly type: 'agent_run_finished'; readonly stopReason?: string; readonly durationSeconds?: number }
+  /** agent_loop_stopped: a running turn interrupted (/stop, or /new while it runs). */
+  | { readonly type: 'agent_interrupted'; readonly platform?: string; readonly reason?: string }
   | { readonly type: 'memory_written'; readonly memoryProvider?: string; readonly action?: string; readonly sizeBytes?: number }
   | {
       readonly type: 'plugin_heartbeat';
@@ -143,6 +158,12 @@ export type EventData =
       readonly ackedSeq?: number;
       /** The instance's numbering run (chosen when its seq starts at 1): a new one is a restart. */
       readonly boot?: string;
+      /** The host's Hermes version, the plugin's version and the Hermes profile, as sent. */
+      readonly hermesVersion?: string;
+      readonly pluginVersion?: string;
+      readonly profile?: string;
+      /** Values the plugin's boundary grammar refused, by wire field (cumulative). */
+      readonly refused: readonly RefusedReport[];
     }
   | { readonly type: 'ignored' };
 
@@ -158,6 +179,25 @@ export interface ObserverEvent {
   readonly data: EventData;
   /** Values dropped for being outside their bounds (bounds.ts), by field; counted at ingest. */
   readonly rejectedValues: readonly BoundedField[];
+}
+
+// Hermes' turn_exit_reason is free text after its leading identifier (text_response(...),
+// local_processing_error(<error text>)); the plugin sends only the identifier, raw senders
+// (flat kwargs, webhooks) the whole text: only the identifier may become a label.
+const EXIT_REASON = /^([a-z][a-z0-9_]{0,63})(?:\(|$)/;
+// The plugin's `identifier` grammar (contract.json grammars).
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$/;
+
+/** The leading identifier of turn_exit_reason; `other` for text without one; absent when empty. */
+function exitReasonOf(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  return EXIT_REASON.exec(raw)?.[1] ?? OTHER;
+}
+
+/** A string that must be an identifier to become a label: itself, else `other`; absent when empty. */
+function identifierOf(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  return IDENTIFIER.test(raw) ? raw : OTHER;
 }
 
 /** Anything present and non-empty: the envelope's `error` means failure whatever its type. */
@@ -187,22 +227,33 @@ function apiCall(fields: Fields, kind: ApiKind, check: BoundCheck): ApiCall {
   };
 }
 
+/**
+ * A usage count, or undefined when Hermes says the provider did not report it: its
+ * CanonicalUsage holds 0 for an absent count as for a reported zero, and reported_usage_fields
+ * (Hermes 0.21) tells them apart, so an unreported count is no measured 0.
+ */
+function reportedCount(usage: Fields, reported: Fields | undefined, key: string): number | undefined {
+  return reported !== undefined && reported[key] === false ? undefined : count(usage, key);
+}
+
 function readUsage(fields: Fields, check: BoundCheck): Usage | undefined {
   const usage = record(fields, 'usage');
   if (usage === undefined) return undefined;
-  const cacheRead = count(usage, 'cache_read_tokens');
-  const cacheWrite = count(usage, 'cache_write_tokens');
-  const prompt = count(usage, 'prompt_tokens');
+  const reported = record(usage, 'reported_usage_fields');
+  const cacheRead = reportedCount(usage, reported, 'cache_read_tokens');
+  const cacheWrite = reportedCount(usage, reported, 'cache_write_tokens');
+  const prompt = reportedCount(usage, reported, 'prompt_tokens');
   // input_tokens is the uncached input; OpenAI-shaped usage only has the prompt total.
   const derivedInput =
     prompt === undefined ? undefined : Math.max(0, prompt - (cacheRead ?? 0) - (cacheWrite ?? 0));
+  const inputUnreported = reported !== undefined && reported.input_tokens === false;
   // Bounded after the derivation, as each reported value is.
   return {
-    input: check.tokens(count(usage, 'input_tokens') ?? derivedInput),
+    input: check.tokens(inputUnreported ? undefined : (count(usage, 'input_tokens') ?? derivedInput)),
     cacheRead: check.tokens(cacheRead),
     cacheWrite: check.tokens(cacheWrite),
-    output: check.tokens(count(usage, 'output_tokens') ?? count(usage, 'completion_tokens')),
-    reasoning: check.tokens(count(usage, 'reasoning_tokens')),
+    output: check.tokens(reportedCount(usage, reported, 'output_tokens') ?? count(usage, 'completion_tokens')),
+    reasoning: check.tokens(reportedCount(usage, reported, 'reasoning_tokens')),
     prompt: check.tokens(prompt),
   };
 }
@@ -219,6 +270,7 @@ function hermesCost(fields: Fields, check: BoundCheck): HermesCost | undefined {
   return usd === undefined && status === undefined ? undefined : { usd, status };
 }
 
+/** first_chunk_at − started_at; undefined when either is missing or the chunk came first. */
 function timeToFirstChunk(fields: Fields): number | undefined {
   const startedAt = quantity(fields, 'started_at');
   const firstChunkAt = quantity(fields, 'first_chunk_at');
@@ -236,6 +288,8 @@ function apiSucceeded(fields: Fields, kind: ApiKind, check: BoundCheck): EventDa
     usage: readUsage(fields, check),
     // Only post_api_request is priced by the plugin.
     cost: kind === 'main' ? hermesCost(fields, check) : undefined,
+    // Only post_api_request carries the context window.
+    contextLength: kind === 'main' ? check.tokens(count(fields, 'context_length')) : undefined,
   };
 }
 
@@ -250,6 +304,9 @@ function apiFailed(fields: Fields, kind: ApiKind, check: BoundCheck): EventData 
     retryable: bool(fields, 'retryable'),
     retryCount: check.keep(count(fields, 'retry_count'), 'retry_count', BOUNDS.retryCount),
     maxRetries: check.keep(count(fields, 'max_retries'), 'retry_count', BOUNDS.retryCount),
+    // Only api_request_error carries first_chunk_at for a failed attempt.
+    timeToFirstChunkSeconds:
+      kind === 'main' ? check.keep(timeToFirstChunk(fields), 'time_to_first_chunk', BOUNDS.durationSeconds) : undefined,
   };
 }
 
@@ -288,6 +345,17 @@ function boot(fields: Fields, check: BoundCheck): string | undefined {
   return check.keep(value.length <= 64 && BOOT_PATTERN.test(value) ? value.length : Infinity, 'boot', 64) === undefined ? undefined : value;
 }
 
+function refusedReports(fields: Fields, check: BoundCheck): RefusedReport[] {
+  const refused = record(fields, 'refused_fields');
+  if (refused === undefined) return [];
+  const reports: RefusedReport[] = [];
+  for (const field of Object.keys(refused)) {
+    const total = check.keep(count(refused, field), 'dropped_total', BOUNDS.droppedTotal);
+    if (total !== undefined) reports.push({ field: dropKey(field, check), total });
+  }
+  return reports;
+}
+
 function dropReports(fields: Fields, check: BoundCheck): DropReport[] {
   const dropped = record(fields, 'dropped');
   if (dropped === undefined) return [];
@@ -323,6 +391,7 @@ const approval =
     toolCallId: idOf(fields, 'tool_call_id', check),
     // Keys the queue of a session's approvals: an id, never a label.
     sessionKey: idOf(fields, 'session_key', check),
+    turnId: idOf(fields, 'turn_id', check),
     // Only a response carries a decision.
     choice: type === 'approval_responded' ? nameOf(fields, 'choice', check) : undefined,
     decidedBy: type === 'approval_responded' ? nameOf(fields, 'decided_by', check) : undefined,
@@ -355,7 +424,7 @@ const READERS: ReadonlyMap<string, Reader> = new Map(Object.entries({
     completed: bool(fields, 'completed'),
     failed: bool(fields, 'failed'),
     interrupted: bool(fields, 'interrupted'),
-    exitReason: nameOf(fields, 'turn_exit_reason', check),
+    exitReason: exitReasonOf(nameOf(fields, 'turn_exit_reason', check)),
     sessionExitReason: nameOf(fields, 'reason', check),
   }),
   turn_end: (fields, check) => ({ type: 'turn_ended', turnId: turnIdOf(fields, check), durationSeconds: check.duration(turnDuration(fields)) }),
@@ -374,6 +443,7 @@ const READERS: ReadonlyMap<string, Reader> = new Map(Object.entries({
     errorType: nameOf(fields, 'error_type', check),
     durationSeconds: check.duration(millisAsSeconds(fields, 'duration_ms')),
   }),
+  agent_loop_stopped: (fields, check) => ({ type: 'agent_interrupted', platform: platformOf(fields, check), reason: identifierOf(nameOf(fields, 'reason', check)) }),
   pre_approval_request: approval('approval_requested'),
   post_approval_response: approval('approval_responded'),
   on_session_start: session('session_started'),
@@ -409,6 +479,10 @@ const READERS: ReadonlyMap<string, Reader> = new Map(Object.entries({
     ackedSeq: check.keep(count(fields, 'acked_seq'), 'acked_seq', BOUNDS.ackedSeq),
     boot: boot(fields, check),
     dropped: dropReports(fields, check),
+    hermesVersion: nameOf(fields, 'hermes_version', check),
+    pluginVersion: nameOf(fields, 'plugin_version', check),
+    profile: nameOf(fields, 'profile', check),
+    refused: refusedReports(fields, check),
   }),
 } satisfies Record<string, Reader>));
 

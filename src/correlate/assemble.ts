@@ -115,6 +115,7 @@ export function createEventPipeline(
     },
     metrics,
     () => instances.liveness(),
+    { maxInstances: config.sequence.maxInstances },
   );
   // The instance table sweeps in one step of its own.
   sweepables.push({

@@ -87,7 +87,7 @@ export class Dispatcher {
   }
 
   private record(data: EventData, event: ObserverEvent): void {
-    const { api, turns, tools, approvals, sessions, subagents, runs, delivery } = this.recorders;
+    const { api, turns, tools, approvals, sessions, subagents, runs, delivery, interrupts, plugins } = this.recorders;
     switch (data.type) {
       case 'api_attempt_started':
         return api.started(data.call);
@@ -130,9 +130,12 @@ export class Dispatcher {
         return runs.runFinished(data);
       case 'memory_written':
         return runs.memoryWritten(data);
+      case 'agent_interrupted':
+        return interrupts.interrupted(data);
       case 'plugin_heartbeat':
         if (event.instance !== undefined) {
           delivery.dropped(this.instances.heartbeat(event.instance, data));
+          plugins.heartbeat(event.instance, data);
         }
         return;
       case 'ignored':

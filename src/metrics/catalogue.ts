@@ -31,6 +31,8 @@ export const DEFAULT_BUCKETS = {
   // (0.01 s doubling to 81.92 s) and gen_ai.client.token.usage (powers of 4 up to 67108864).
   genai_seconds: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92],
   genai_tokens: [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864],
+  /** A share of a whole (0–1), finer near full, where a context window starts to compress or fail. */
+  ratio: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1],
 } as const satisfies Record<string, readonly number[]>;
 
 export type BucketSetName = keyof typeof DEFAULT_BUCKETS;
@@ -54,6 +56,7 @@ const MAPPED_HOOKS = [
   'post_approval_response',
   'subagent_start',
   'subagent_stop',
+  'agent_loop_stopped',
 ] as const;
 
 /** The envelope variant's events (register_observer_hook). */
@@ -72,7 +75,6 @@ const IGNORED_EVENTS = [
   'on_stream_delta',
   'on_stream_end',
   'on_interim_message',
-  'agent_loop_stopped',
   'on_skill_lifecycle',
   'pre_gateway_dispatch',
   'gateway_platform_event',
@@ -191,6 +193,8 @@ export const VALUES = {
     'plugin_intervals',
     /** Ranges of epochs pushed out of an instance's memory. */
     'plugin_epochs',
+    /** What each plugin instance's heartbeat says about its host (recorders/plugins.ts). */
+    'instance_reports',
   ],
   scrape_stage: ['collect', 'render'],
   /** Event values checked against a plausible bound (src/contract/bounds.ts). */
@@ -236,6 +240,9 @@ export const VALUES = {
     'memory_provider',
     'action',
     'event',
+    'hermes_version',
+    'plugin_version',
+    'profile',
   ],
   /** The parts of a heartbeat drop key that fold into `other` when not known. */
   drop_key_part: ['hook', 'reason'],
@@ -251,6 +258,29 @@ export const VALUES = {
   discard_reason: ['after_lost', 'beyond_memory'],
   /** Why a plugin heartbeat was ignored as stale. */
   stale_heartbeat_reason: ['boot', 'acked_seq', 'dropped'],
+  /**
+   * The turn exit reasons Hermes 0.21 emits (the leading identifiers of turn_exit_reason:
+   * agent/turn_finalizer.py at 0107e039, agent/turn_failure_copy.py _EXIT_REASON_FAILURES at
+   * 08008f36): always kept as exit_reason values; any other passes the exit_reason cap.
+   */
+  turn_exit_reason: [
+    'text_response', 'max_iterations_reached', 'budget_exhausted', 'unknown', 'pending_tool_result',
+    'session_persistence_failed', 'partial_stream_recovery', 'empty_response_exhausted',
+    'all_retries_exhausted_no_response', 'interpreter_shutdown', 'local_processing_error',
+    'repeated_outer_errors', 'error_near_max_iterations', 'context_compression_timeout',
+    'context_compression_exhausted', 'ollama_runtime_context_too_small',
+    'redirect_restart_limit_exceeded', 'rebuilt_restart_limit_exceeded',
+  ],
+  /**
+   * The string fields the bridge plugin's boundary grammar checks (plugin contract.json; the
+   * agreement test keeps this list equal to it), and the heartbeat's host fields.
+   */
+  refused_field: [
+    'session_id', 'turn_id', 'api_request_id', 'tool_call_id', 'session_key', 'child_session_id',
+    'platform', 'model', 'provider', 'tool_name', 'finish_reason', 'reason', 'turn_exit_reason',
+    'error_type', 'status', 'surface', 'pattern_key', 'choice', 'decided_by', 'child_role',
+    'child_status', 'stop_reason', 'memory_provider', 'action', 'event', 'hermes_version', 'profile',
+  ],
 } as const satisfies Record<string, readonly string[]>;
 
 type ValueSet = keyof typeof VALUES;
@@ -377,6 +407,8 @@ const sessions = ownedBy('correlate/recorders/sessions');
 const subagents = ownedBy('correlate/recorders/subagents');
 const runs = ownedBy('correlate/recorders/runs');
 const delivery = ownedBy('correlate/recorders/delivery');
+const interrupts = ownedBy('correlate/recorders/interrupts');
+const plugins = ownedBy('correlate/recorders/plugins');
 const spans = ownedBy('correlate/recorders/context');
 const stateTables = ownedBy('correlate/assemble');
 const dispatcher = ownedBy('correlate/dispatcher');
@@ -407,8 +439,8 @@ export const CATALOGUE = {
     'Finished provider API attempts by outcome (success on post_api_request, error on api_request_error).'),
   apiRequestDuration: api.histogram('hermes_api_request_duration_seconds', { ...API, outcome: VALUES.api_outcome }, 'api_seconds', 'agent',
     'Provider API call duration as Hermes reports it (from the start of the logical call, so it includes earlier failed attempts).'),
-  apiTimeToFirstChunk: api.histogram('hermes_api_time_to_first_chunk_seconds', API, 'api_seconds', 'agent',
-    'Time from the start of a streamed provider call to its first chunk.'),
+  apiTimeToFirstChunk: api.histogram('hermes_api_time_to_first_chunk_seconds', { ...API, outcome: VALUES.api_outcome }, 'api_seconds', 'agent',
+    'Time from the start of a streamed provider call to its first chunk, by the attempt\'s outcome ({outcome}): a failed attempt that streamed before it failed counts under error.'),
   apiErrors: api.counter('hermes_api_errors_total', { ...API, reason: OPEN, error_class: OPEN, status_code: OPEN, retryable: VALUES.retryable }, 'agent',
     'Failed provider API attempts by failover reason, exception class (error_class), HTTP status code and retryability.'),
   apiRetries: api.counter('hermes_api_retries_total', { ...API, reason: OPEN }, 'agent',
@@ -425,6 +457,8 @@ export const CATALOGUE = {
     'Cost in USD of successful provider API calls, by how they were priced ({pricing}): hermes is Hermes\' own agent.usage_pricing, config the price table of the config file, included a subscription route (counts 0).'),
   costUnpriced: api.counter('hermes_cost_unpriced_requests_total', { ...API, reason: VALUES.unpriced_reason }, 'agent',
     'Successful provider API calls that could not be priced, never guessed ({reason}): no_usage when the call reported no usage, no_price when neither Hermes nor the price table knows the route or a token type has no price.'),
+  apiContextUtilization: api.histogram('hermes_api_context_utilization_ratio', API, 'ratio', 'agent',
+    'How full the context window was per successful provider call: prompt tokens (input + cache_read + cache_write) / the context engine\'s window; above 1 counts in +Inf.'),
   apiRequestsInFlight: api.gauge('hermes_api_requests_in_flight', { kind: VALUES.api_kind, provider: OPEN }, 'agent',
     'Provider API attempts started and not yet finished (counted at scrape time from the open spans).'),
 
@@ -482,6 +516,10 @@ export const CATALOGUE = {
   subagentsActive: subagents.gauge('hermes_subagents_active', { role: OPEN }, 'agent',
     'Subagents started and not yet stopped (counted at scrape time from the open spans).'),
 
+  // Interrupts
+  agentInterrupts: interrupts.counter('hermes_agent_interrupts_total', { platform: OPEN, reason: { sameAs: 'interrupt_reason' } }, 'agent',
+    'Running turns interrupted (agent_loop_stopped: /stop, or /new while a turn runs) by platform and interrupt reason.'),
+
   // Agent runs and memory (envelope events)
   agentRuns: runs.counter('hermes_agent_runs_total', { stop_reason: OPEN }, 'agent',
     'Agent runs finished (envelope agent_end) by stop reason.'),
@@ -515,6 +553,10 @@ export const CATALOGUE = {
     'Hook callbacks the bridge plugin dropped inside Hermes, from its heartbeats (sum of deltas across plugin instances), by reason ({reason}).'),
   pluginInstances: delivery.gauge('hermes_plugin_instances', { state: VALUES.plugin_state }, 'delivery',
     'Bridge plugin instances seen: live (heartbeat within 3 intervals) or stale.'),
+  pluginInfo: plugins.gauge('hermes_plugin_info', { hermes_version: OPEN, plugin_version: OPEN, profile: OPEN }, 'delivery',
+    'Live bridge plugin instances (heartbeat within 3 intervals) by the Hermes version of their host, their own version and their Hermes profile, from their heartbeats.'),
+  pluginValuesRefused: plugins.counter('hermes_plugin_values_refused_total', { field: VALUES.refused_field }, 'delivery',
+    'String values the bridge plugin kept inside Hermes because they did not match their field\'s grammar (an id or an identifier), from its heartbeats (sum of deltas across plugin instances), by field.'),
   pluginLastSeen: delivery.gauge('hermes_plugin_last_seen_timestamp_seconds', {}, 'delivery',
     'Time the newest heartbeat or event from any bridge plugin instance arrived.'),
   eventsLost: delivery.counter('hermes_sidecar_events_lost_total', {}, 'delivery',

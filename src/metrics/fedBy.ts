@@ -27,21 +27,22 @@ const AUXILIARY = '`kind="auxiliary"` needs `pre/post_auxiliary_call` (newer Her
 export const FED_BY = {
   apiRequests: { feed: 'hermes', by: `\`post_api_request\` (success), \`api_request_error\` (error); ${AUXILIARY}` },
   apiRequestDuration: { feed: 'hermes', by: '`api_duration` (s) of `post_api_request` / `api_request_error`' },
-  apiTimeToFirstChunk: { feed: 'hermes', by: '`first_chunk_at` − `started_at` of `post_api_request`; streamed calls only' },
+  apiTimeToFirstChunk: { feed: 'partial', by: '`first_chunk_at` − `started_at` of `post_api_request` (`outcome="success"`); `outcome="error"` from `api_request_error`\'s `first_chunk_at`, which Hermes 0.21 passes (agent/api_request_hooks.py); streamed calls only' },
   apiErrors: { feed: 'hermes', by: '`api_request_error`: `reason`, `error_type` (the plugin forwards `error["type"]`) as `error_class`, `status_code`, `retryable`' },
   apiRetries: { feed: 'hermes', by: '`api_request_error`: `retryable`, `retry_count`, `max_retries`' },
   apiRetriesExhausted: { feed: 'hermes', by: '`api_request_error`: `retryable`, `retry_count`, `max_retries`' },
-  tokens: { feed: 'hermes', by: '`post_api_request` `usage` (`_usage_summary_for_api_request_hook`): `input_tokens`, `cache_read_tokens`, `cache_write_tokens`, `output_tokens`, `reasoning_tokens`' },
+  tokens: { feed: 'hermes', by: '`post_api_request` `usage` (`_usage_summary_for_api_request_hook`): `input_tokens`, `cache_read_tokens`, `cache_write_tokens`, `output_tokens`, `reasoning_tokens`; a type whose `usage.reported_usage_fields` flag is false (Hermes 0.21) is not counted, not counted as 0' },
   apiPromptTokens: { feed: 'hermes', by: '`post_api_request` `usage.prompt_tokens`' },
   apiFinishReasons: { feed: 'hermes', by: '`post_api_request` `finish_reason`' },
   costUsd: { feed: 'hermes', by: '`post_api_request`: `cost_usd`/`cost_status` (the plugin\'s sender thread, Hermes\' `agent.usage_pricing.estimate_usage_cost`), else `usage` × the config file\'s `prices:`' },
   costUnpriced: { feed: 'hermes', by: '`post_api_request` without `cost_usd` and without a `prices:` entry, or without `usage`' },
+  apiContextUtilization: { feed: 'partial', by: '`post_api_request`: prompt tokens of `usage` / `context_length`, which only Hermes after 0.21.3 passes (agent/turn_response_intake.py on main)' },
   apiRequestsInFlight: { feed: 'hermes', by: '`pre_api_request` → `post_api_request` / `api_request_error` by `api_request_id`' },
   genAiOperationDuration: { feed: 'hermes', by: '`api_duration` (s) of `post_api_request` / `api_request_error` (`reason` as `error_type`); with `--metrics.semconv`' },
   genAiTokenUsage: { feed: 'hermes', by: '`post_api_request` `usage`: `prompt_tokens` (else input + cache read + cache write) as input, `output_tokens` as output; with `--metrics.semconv`' },
 
   turnsStarted: { feed: 'hermes', by: '`pre_llm_call`: `platform`, `model`' },
-  turnsFinished: { feed: 'partial', by: `\`on_session_end\` by \`turn_id\`: outcome from \`completed\`/\`interrupted\`; a CLI exit (\`reason\`, no \`turn_id\`) ends the session's open turns with \`exit_reason\` = that reason. \`turn_exit_reason\` and \`failed\` come from later Hermes only, so on ${TESTED} turns that end normally read \`exit_reason="unknown"\` and never \`outcome="failed"\`` },
+  turnsFinished: { feed: 'partial', by: `\`on_session_end\` by \`turn_id\`: outcome from \`failed\`/\`interrupted\`/\`completed\`, \`exit_reason\` the leading identifier of \`turn_exit_reason\` (the plugin sends nothing else of it; the reasons Hermes 0.21 emits are always kept, others pass the cap); both from Hermes 0.21 (agent/turn_finalizer.py finalize_turn), so on ${TESTED} turns that end normally read \`exit_reason="unknown"\` and never \`outcome="failed"\`. A CLI exit (\`reason\`, no \`turn_id\`) ends the session's open turns with \`exit_reason\` = that reason` },
   turnDuration: { feed: 'hermes', by: '`pre_llm_call` → `on_session_end` by `turn_id` (observed times)' },
   turnApiCalls: { feed: 'hermes', by: '`turn_id` of `pre_api_request`/`post_api_request`/`api_request_error` per turn' },
   turnToolCalls: { feed: 'hermes', by: '`turn_id` of `pre_tool_call` per turn' },
@@ -53,7 +54,7 @@ export const FED_BY = {
 
   approvalRequests: { feed: 'hermes', by: '`pre_approval_request`: `surface`, `pattern_key`' },
   approvalDecisions: { feed: 'hermes', by: '`post_approval_response`: `surface`, `pattern_key`, `choice` (`decided_by="aux_llm"` means smart); `choice="escalated"` when a smart request is followed by a cli/gateway request for the same operation' },
-  approvalWait: { feed: 'hermes', by: 'observed time from `pre_approval_request` to `post_approval_response` (by `tool_call_id`, else `session_key`), or to the escalation' },
+  approvalWait: { feed: 'hermes', by: 'observed time from `pre_approval_request` to `post_approval_response` (by `tool_call_id`, else `session_key` and `turn_id` when Hermes 0.21 sets it, else `session_key`), or to the escalation' },
   approvalsPending: { feed: 'hermes', by: '`pre_approval_request` without its response yet' },
 
   sessionsStarted: { feed: 'hermes', by: '`on_session_start` `platform`' },
@@ -67,6 +68,8 @@ export const FED_BY = {
   subagentDuration: { feed: 'hermes', by: '`subagent_stop` `duration_ms`' },
   subagentsActive: { feed: 'hermes', by: '`subagent_start` → `subagent_stop` by `child_session_id`' },
 
+  agentInterrupts: { feed: 'partial', by: '`agent_loop_stopped` (Hermes 0.21: gateway/run_agent_cache.py `_interrupt_and_clear_session`, the TUI\'s `_interrupt_session_turn`): `platform`, `reason`' },
+
   agentRuns: { feed: 'envelope', by: 'envelope `agent_end` `stop_reason`' },
   agentRunDuration: { feed: 'envelope', by: 'envelope `agent_end` `run_duration_ms`' },
   memoryWrites: { feed: 'envelope', by: 'envelope `memory_write`: `memory_provider`, `action`' },
@@ -74,6 +77,8 @@ export const FED_BY = {
 
   pluginCallbacksDropped: { feed: 'plugin', by: '`plugin_heartbeat` `dropped` (deltas per plugin instance)' },
   pluginInstances: { feed: 'plugin', by: '`plugin_heartbeat` arrival and `interval_seconds`' },
+  pluginInfo: { feed: 'plugin', by: '`plugin_heartbeat`: `hermes_version`, `plugin_version`, `profile` (Hermes 0.21 `ctx.profile_name`) of the instances whose heartbeat is live' },
+  pluginValuesRefused: { feed: 'plugin', by: '`plugin_heartbeat` `refused_fields` (deltas per plugin instance)' },
   pluginLastSeen: { feed: 'plugin', by: 'any plugin line or heartbeat' },
   eventsLost: { feed: 'plugin', by: 'gaps in the plugin lines\' `instance`/`seq`, and heartbeats\' `acked_seq`' },
   eventsLate: { feed: 'plugin', by: 'an `instance`/`seq` inside an open gap' },

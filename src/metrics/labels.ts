@@ -78,6 +78,10 @@ export const DEFAULT_LABEL_CAPS = {
   stop_reason: 32,
   memory_provider: 32,
   action: 32,
+  interrupt_reason: 32,
+  hermes_version: 32,
+  plugin_version: 16,
+  profile: 64,
 } as const;
 
 export type OpenLabel = keyof typeof DEFAULT_LABEL_CAPS;

@@ -10,14 +10,17 @@ import { renderContractDoc } from '../../scripts/contract-doc.js';
 import { readEventData } from '../../src/contract/events.js';
 import { BoundCheck } from '../../src/contract/bounds.js';
 import { MAPPED_EVENTS } from '../../src/contract/hooks.js';
+import { METRIC_NAMES, VALUES } from '../../src/metrics/catalogue.js';
 
 interface HookEntry {
+  readonly metrics?: readonly string[];
   readonly fields: Readonly<Record<string, unknown>>;
   readonly added?: Readonly<Record<string, unknown>>;
 }
 
 interface ContractTable {
   readonly usage_keys: readonly string[];
+  readonly usage_flags: Readonly<Record<string, readonly string[]>>;
   readonly hooks: Readonly<Record<string, HookEntry>>;
   readonly observer: Readonly<Record<string, HookEntry>>;
   readonly heartbeat: { readonly event: string; readonly fields: Readonly<Record<string, unknown>> };
@@ -78,9 +81,37 @@ describe('plugin contract table and sidecar readers', () => {
     '%s: the usage keys the plugin forwards are the ones the sidecar reads',
     (hook) => {
       const usageRead = [...fieldsRead(hook)].filter((field) => field.startsWith('usage.')).map((field) => field.slice(6));
-      expect(sorted(usageRead)).toEqual(sorted(table.usage_keys));
+      expect(sorted(usageRead)).toEqual(sorted([...table.usage_keys, ...Object.keys(table.usage_flags)]));
     },
   );
+
+  it('reads the reported_usage_fields flags of exactly the keys the plugin forwards them for', () => {
+    const reads = new Set<string>();
+    const flags = new Proxy<Record<string, unknown>>({}, {
+      get: (_target, key) => {
+        if (typeof key === 'string') reads.add(key);
+        return undefined;
+      },
+    });
+    readEventData('post_api_request', { usage: { reported_usage_fields: flags } }, new BoundCheck());
+    expect(sorted(reads)).toEqual(sorted(table.usage_flags.reported_usage_fields ?? []));
+  });
+
+  it('lists, per hook, only metrics the sidecar exports (the compatibility table of docs/contract.md)', () => {
+    const listed = Object.values(table.hooks).flatMap((entry) => entry.metrics ?? []);
+    expect(listed.length).toBeGreaterThan(0);
+    expect(listed.filter((name) => !METRIC_NAMES.includes(name))).toEqual([]);
+  });
+
+  it('names every string field the plugin checks in the refused-field label, and nothing else', () => {
+    const stringFields = new Set<string>(['hermes_version', 'profile']);
+    for (const entry of [...Object.values(table.hooks), ...Object.values(table.observer)]) {
+      for (const [name, field] of Object.entries(entry.fields)) {
+        if ((field as { type?: string }).type === 'string') stringFields.add(name);
+      }
+    }
+    expect(sorted(VALUES.refused_field)).toEqual(sorted(stringFields));
+  });
 
   it('reads only heartbeat fields the plugin sends', () => {
     const read = topLevel(fieldsRead(table.heartbeat.event));

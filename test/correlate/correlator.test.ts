@@ -128,6 +128,18 @@ describe('orphaned spans through the pipeline', () => {
     expect(samples.get(series('hermes_approvals_pending', { surface: 'gateway' }))).toBe(0);
   });
 
+  it('matches approvals without tool_call_id within their turn when Hermes names it (turn_id)', async () => {
+    const harness = startTestSidecar();
+    const request = (turn: string, at: number) => ({ event: 'pre_approval_request', surface: 'gateway', pattern_key: 'sudo', session_key: 'k', tool_call_id: '', turn_id: turn, observed_at: at });
+    const response = (turn: string, at: number, choice: string) => ({ ...request(turn, at), event: 'post_approval_response', choice });
+    // The later turn's request is answered first: first-in-first-out alone would pair it with the earlier one.
+    await harness.postNdjson([request('t1', 100), request('t2', 110), response('t2', 111, 'deny'), response('t1', 120, 'once')]);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_approval_wait_seconds_sum', { surface: 'gateway', choice: 'deny' }))).toBe(1);
+    expect(samples.get(series('hermes_approval_wait_seconds_sum', { surface: 'gateway', choice: 'once' }))).toBe(20);
+    expect(samples.get(series('hermes_approvals_pending', { surface: 'gateway' }))).toBe(0);
+  });
+
   it('expires idle sessions after the session TTL; activity keeps them', async () => {
     const harness = startTestSidecar({ 'correlator.session-ttl': '100' });
     await harness.postNdjson([

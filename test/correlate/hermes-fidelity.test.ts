@@ -5,7 +5,8 @@
  * of each call by every pricing path. Lines are plugin lines ({event, observed_at, data}) with
  * the wire fields of plugin/hermes_prometheus_bridge/contract.json.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { samplesOf, series } from '../support/exposition.js';
@@ -133,6 +134,64 @@ describe('on_session_end as Hermes calls it', () => {
     ]);
     const samples = await harness.samples();
     expect(samples.get(series('hermes_turns_finished_total', { platform: 'cli', model: 'm', outcome: 'failed', exit_reason: 'max_iterations_reached' }))).toBe(1);
+  });
+
+  it('keeps only the leading identifier of a raw turn_exit_reason (flat kwargs, webhooks): free text reads as other', async () => {
+    const harness = startTestSidecar();
+    const end = (turnId: string, at: number, reason: string) =>
+      line('on_session_end', at, { session_id: 's1', turn_id: turnId, platform: 'cli', model: 'm', completed: false, failed: true, interrupted: false, turn_exit_reason: reason });
+    await harness.postNdjson([
+      // agent/turn_finalizer.py: local_processing_error(<the first 80 characters of an error message>).
+      end('t1', 101, 'local_processing_error(FileNotFoundError: /home/alice/notes.txt)'),
+      end('t2', 102, 'The file /home/alice/notes.txt was not found'),
+      end('t3', 103, 'local processing error'),
+    ]);
+    const text = await harness.scrape();
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_turns_finished_total', { platform: 'cli', model: 'm', outcome: 'failed', exit_reason: 'local_processing_error' }))).toBe(1);
+    expect(samples.get(series('hermes_turns_finished_total', { platform: 'cli', model: 'm', outcome: 'failed', exit_reason: 'other' }))).toBe(2);
+    expect(text).not.toContain('/home/alice');
+    expect(text).not.toContain('local processing error');
+  });
+});
+
+describe('turn exit reasons Hermes 0.21 emits (agent/turn_finalizer.py, agent/turn_failure_copy.py)', () => {
+  it('always keeps the known ones; others pass the exit_reason cap and then fold into other', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sidecar-exit-reasons-'));
+    try {
+      const file = join(dir, 'sidecar.yml');
+      writeFileSync(file, 'labels:\n  exit_reason: {cap: 1}\n');
+      const harness = startTestSidecar({}, { configFile: file });
+      const end = (turnId: string, reason: string) =>
+        line('on_session_end', 100, { session_id: 's1', turn_id: turnId, platform: 'cli', model: 'm', completed: true, interrupted: false, turn_exit_reason: reason });
+      await harness.postNdjson([
+        end('t1', 'from_a_newer_hermes'),
+        end('t2', 'another_new_one'),
+        end('t3', 'text_response(finish_reason=stop)'),
+        end('t4', 'context_compression_exhausted'),
+      ]);
+      const samples = await harness.samples();
+      const finished = (exitReason: string) => samples.get(series('hermes_turns_finished_total', { platform: 'cli', model: 'm', outcome: 'completed', exit_reason: exitReason }));
+      expect(finished('from_a_newer_hermes')).toBe(1);
+      expect(finished('other')).toBe(1);
+      expect(finished('text_response')).toBe(1);
+      expect(finished('context_compression_exhausted')).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('agent_loop_stopped as the gateway calls it (gateway/run_agent_cache.py _interrupt_and_clear_session)', () => {
+  it('counts interrupts by platform and reason; a reason that is no identifier reads as other', async () => {
+    const harness = startTestSidecar();
+    const stopped = (reason: string) => line('agent_loop_stopped', 100, { session_key: 'agent:main:telegram:dm:1', platform: 'telegram', reason, invalidation_reason: 'session_interrupt' });
+    await harness.postNdjson([stopped('user_stop'), stopped('user_stop'), stopped('stopped by /home/alice')]);
+    const text = await harness.scrape();
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_agent_interrupts_total', { platform: 'telegram', reason: 'user_stop' }))).toBe(2);
+    expect(samples.get(series('hermes_agent_interrupts_total', { platform: 'telegram', reason: 'other' }))).toBe(1);
+    expect(text).not.toContain('/home/alice');
   });
 });
 

@@ -27,7 +27,7 @@ const CONVERSATION_EXPECTED: [string, number][] = [
   ...histogram('hermes_api_request_duration_seconds', { ...main, outcome: 'error' }, 1.507, 2),
   ...histogram('hermes_api_request_duration_seconds', { ...main, outcome: 'success' }, 9.342, 2),
   ...histogram('hermes_api_request_duration_seconds', { ...aux, outcome: 'success' }, 0.912, 1),
-  ...histogram('hermes_api_time_to_first_chunk_seconds', main, 3.5, 1),
+  ...histogram('hermes_api_time_to_first_chunk_seconds', { ...main, outcome: 'success' }, 3.5, 1),
   // Flat kwargs carry Hermes' error dict: only its type (the exception class) is read.
   [series('hermes_api_errors_total', { ...main, reason: 'rate_limit', error_class: 'RateLimitError', status_code: '429', retryable: 'true' }), 1],
   [series('hermes_api_errors_total', { ...main, reason: 'context_overflow', error_class: 'BadRequestError', status_code: '400', retryable: 'false' }), 1],
@@ -231,7 +231,7 @@ describe('the canonical sample payloads (test/fixtures/appendix-a.jsonl), posted
         ...histogram('hermes_api_request_duration_seconds', { ...a, outcome: 'success' }, 6.842, 1),
         ...histogram('hermes_api_request_duration_seconds', { ...a, outcome: 'error' }, 1.207, 1),
         ...histogram('hermes_api_request_duration_seconds', { ...x, outcome: 'success' }, 0.912, 1),
-        ...histogram('hermes_api_time_to_first_chunk_seconds', a, 1.421, 1),
+        ...histogram('hermes_api_time_to_first_chunk_seconds', { ...a, outcome: 'success' }, 1.421, 1),
         [series('hermes_api_errors_total', { ...a, reason: 'rate_limit', error_class: 'RateLimitError', status_code: '429', retryable: 'true' }), 1],
         [series('hermes_cost_unpriced_requests_total', { ...a, reason: 'no_price' }), 1],
         [series('hermes_cost_unpriced_requests_total', { ...x, reason: 'no_price' }), 1],

@@ -65,9 +65,10 @@ async function populate(harness: ReturnType<typeof populatedSidecar>, accept?: s
   // delivery health: a gap, a duplicate, a heartbeat with drops
   const seq = (n: number) => ({ event: 'pre_llm_call', instance: 'p1', seq: n, data: { ...CONTENT_FIELDS, turn_id: `x${n}`, platform: 'cli', model: `model-${n}` } });
   await post([seq(1), seq(2), seq(2), seq(5)]);
-  await post([{ event: 'plugin_heartbeat', instance: 'p1', data: { interval_seconds: 5, dropped: { post_tool_call: { queue_full: 2 } } } }]);
+  await post([{ event: 'plugin_heartbeat', instance: 'p1', data: { interval_seconds: 5, dropped: { post_tool_call: { queue_full: 2 } }, hermes_version: '0.21.3', plugin_version: '0.1.0', profile: 'default', refused_fields: { turn_exit_reason: 1 } } }]);
+  await post([{ event: 'agent_loop_stopped', data: { ...CONTENT_FIELDS, platform: 'telegram', reason: 'user_stop' } }]);
   // a call Hermes priced (the plugin adds cost_usd / cost_status)
-  await post([{ event: 'post_api_request', data: { ...CONTENT_FIELDS, provider: 'anthropic', model: 'model-1', api_request_id: 'c1', usage: { input_tokens: 10, output_tokens: 5 }, cost_usd: 0.001, cost_status: 'estimated' } }]);
+  await post([{ event: 'post_api_request', data: { ...CONTENT_FIELDS, provider: 'anthropic', model: 'model-1', api_request_id: 'c1', usage: { input_tokens: 10, output_tokens: 5 }, context_length: 200000, cost_usd: 0.001, cost_status: 'estimated' } }]);
   // refusals of each kind
   await post(['{broken', { nothing: true }, 7]);
   await harness.ingest.post('/v1/events').set('Content-Type', 'text/plain').send(`${SENTINEL}body`);

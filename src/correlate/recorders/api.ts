@@ -81,8 +81,9 @@ class HandleMap<K extends string, H> {
  * lazily, so a series appears only once it has a value.
  */
 class CallSeries {
-  private firstChunk: HistogramHandle | undefined;
   private prompt: HistogramHandle | undefined;
+  private contextUtilization: HistogramHandle | undefined;
+  private readonly firstChunks = new HandleMap((outcome: 'success' | 'error') => this.metrics.apiTimeToFirstChunk.handle({ ...this.labels, outcome }));
   private readonly requestCounters = new HandleMap((outcome: 'success' | 'error') => this.metrics.apiRequests.handle({ ...this.labels, outcome }));
   private readonly durations = new HandleMap((outcome: 'success' | 'error') => this.metrics.apiRequestDuration.handle({ ...this.labels, outcome }));
   private readonly tokenCounters = new HandleMap((tokenType: ValueOf<'token_type'>) => this.metrics.tokens.handle({ ...this.labels, token_type: tokenType }));
@@ -119,8 +120,12 @@ class CallSeries {
     return this.durations.get(outcome);
   }
 
-  timeToFirstChunk(): HistogramHandle {
-    return (this.firstChunk ??= this.metrics.apiTimeToFirstChunk.handle(this.labels));
+  timeToFirstChunk(outcome: 'success' | 'error'): HistogramHandle {
+    return this.firstChunks.get(outcome);
+  }
+
+  contextUse(): HistogramHandle {
+    return (this.contextUtilization ??= this.metrics.apiContextUtilization.handle(this.labels));
   }
 
   promptTokens(): HistogramHandle {
@@ -197,9 +202,10 @@ export class ApiRecorder implements Collectable {
       call.duration('success').observe(seconds, exemplar);
       call.operationDuration('').observe(seconds, exemplar);
     }
-    if (event.timeToFirstChunkSeconds !== undefined) call.timeToFirstChunk().observe(event.timeToFirstChunkSeconds);
+    if (event.timeToFirstChunkSeconds !== undefined) call.timeToFirstChunk('success').observe(event.timeToFirstChunkSeconds);
     call.finishReason(this.context.labels.value('finish_reason', event.finishReason)).inc();
     if (event.usage !== undefined) this.recordUsage(call, event.usage);
+    this.recordContextUse(call, event);
     this.recordCost(call, event);
   }
 
@@ -214,6 +220,7 @@ export class ApiRecorder implements Collectable {
       call.duration('error').observe(seconds, exemplar);
       call.operationDuration(reason).observe(seconds, exemplar);
     }
+    if (event.timeToFirstChunkSeconds !== undefined) call.timeToFirstChunk('error').observe(event.timeToFirstChunkSeconds);
     // Label objects written out rather than spread: a spread plus added keys makes an object
     // V8 reads slowly, and storage reads each label of it.
     const { kind, provider, model } = labels;
@@ -244,6 +251,14 @@ export class ApiRecorder implements Collectable {
       byModel.set(model, series);
     }
     return series;
+  }
+
+  /** Prompt tokens over the context window: how close the agent is to its capacity. */
+  private recordContextUse(call: CallSeries, event: Succeeded): void {
+    const window = event.contextLength;
+    const prompt = event.usage === undefined ? undefined : promptTokens(event.usage);
+    if (window === undefined || window === 0 || prompt === undefined) return;
+    call.contextUse().observe(prompt / window);
   }
 
   private recordCost(call: CallSeries, event: Succeeded): void {

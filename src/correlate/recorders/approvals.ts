@@ -1,7 +1,8 @@
 /**
  * Approvals: pre_approval_request opens, post_approval_response closes. Hermes sends no request
  * id, so a response matches its request by tool_call_id when set, else first-in-first-out per
- * session_key (the order Hermes answers a session's approvals in).
+ * session_key (the order Hermes answers a session's approvals in), within the turn when Hermes
+ * names it (0.21 passes turn_id from tools/approval_context.py _fire_approval_hook).
  *
  * Smart mode (approvals.mode: smart) asks an auxiliary model first: Hermes fires
  * pre_approval_request(surface="smart") and, only on an APPROVE or DENY verdict, a smart
@@ -72,6 +73,12 @@ interface PendingApproval {
 const QUEUED_REQUEST_BYTES = 256;
 const QUEUE_BYTES = 1024;
 
+/** The queue a request without tool_call_id waits in: its session's, its turn's when named. */
+function fifoOf(event: Approval): string {
+  const sessionKey = event.sessionKey ?? '';
+  return event.turnId === undefined ? sessionKey : compositeKey(sessionKey, event.turnId);
+}
+
 function surfaceOf(event: Approval): Surface {
   if (event.surface === undefined && event.decidedBy === AUXILIARY_MODEL) return SMART;
   return closedLabel(SURFACES, event.surface);
@@ -132,13 +139,13 @@ export class ApprovalRecorder implements Collectable {
       this.pending.open(key, { surface, patternKey, requestedAt: observedAt, key, nodes: undefined });
       return;
     }
-    const sessionKey = event.sessionKey ?? '';
+    const queueKey = fifoOf(event);
     const key = compositeKey('fifo', String(this.nextFifoId++));
     const approval: PendingApproval = { surface, patternKey, requestedAt: observedAt, key, nodes: undefined };
     // Opened before it is queued: a full table evicts older requests first, never this one.
-    const queued = this.queues.get(sessionKey) === undefined ? QUEUED_REQUEST_BYTES + QUEUE_BYTES + stringBytes(sessionKey) : QUEUED_REQUEST_BYTES;
+    const queued = this.queues.get(queueKey) === undefined ? QUEUED_REQUEST_BYTES + QUEUE_BYTES + stringBytes(queueKey) : QUEUED_REQUEST_BYTES;
     this.pending.open(key, approval, queued);
-    this.enqueue(approval, sessionKey);
+    this.enqueue(approval, queueKey);
   }
 
   responded(event: Approval, observedAt: number): void {
@@ -161,7 +168,7 @@ export class ApprovalRecorder implements Collectable {
   private escalateSmartRequest(event: Approval, patternKey: string, observedAt: number): void {
     const key =
       event.toolCallId === undefined
-        ? this.queues.get(event.sessionKey ?? '')?.byPattern.get(patternListKey(SMART, patternKey))?.first?.key
+        ? this.queues.get(fifoOf(event))?.byPattern.get(patternListKey(SMART, patternKey))?.first?.key
         : compositeKey('id', event.toolCallId);
     if (key === undefined || this.pending.get(key)?.surface !== SMART) return;
     const smart = this.take(key);
@@ -176,7 +183,7 @@ export class ApprovalRecorder implements Collectable {
    */
   private match(event: Approval, surface: Surface, patternKey: string): PendingApproval | undefined {
     if (event.toolCallId !== undefined) return this.take(compositeKey('id', event.toolCallId));
-    const queue = this.queues.get(event.sessionKey ?? '');
+    const queue = this.queues.get(fifoOf(event));
     if (queue === undefined) return undefined;
     const oldest =
       queue.byPattern.get(patternListKey(surface, patternKey))?.first ?? queue.bySurface.get(surface)?.first ?? queue.all.first;

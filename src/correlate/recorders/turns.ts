@@ -7,7 +7,7 @@
  * exit, with the reason as their exit reason), and nothing when none is open.
  */
 import type { EventData } from '../../contract/events.js';
-import type { ValueOf } from '../../metrics/catalogue.js';
+import { VALUES, type ValueOf } from '../../metrics/catalogue.js';
 import { exemplarOf } from '../../metrics/exemplars.js';
 import { UNKNOWN } from '../../metrics/labels.js';
 import type { OwnedMetrics } from '../../metrics/registry.js';
@@ -29,6 +29,9 @@ interface TurnState {
   toolCalls: number;
 }
 
+/** Exit reasons Hermes is known to emit: never folded by the cap that bounds the others. */
+const KNOWN_EXIT_REASONS: ReadonlySet<string> = new Set(VALUES.turn_exit_reason);
+
 /** on_session_end's flags as one outcome; all flags absent is unknown. */
 function turnOutcome(event: Finished): ValueOf<'turn_outcome'> | typeof UNKNOWN {
   const { completed, failed, interrupted } = event;
@@ -37,13 +40,6 @@ function turnOutcome(event: Finished): ValueOf<'turn_outcome'> | typeof UNKNOWN 
   if (interrupted === true) return 'interrupted';
   if (completed === true) return 'completed';
   return 'incomplete';
-}
-
-/** `text_response(finish_reason=stop)` → `text_response`; `max_iterations_reached(90/90)` → `max_iterations_reached`. */
-function exitReasonBase(reason: string | undefined): string | undefined {
-  if (reason === undefined) return undefined;
-  const parenthesis = reason.indexOf('(');
-  return (parenthesis === -1 ? reason : reason.slice(0, parenthesis)).trim();
 }
 
 /**
@@ -110,12 +106,13 @@ export class TurnRecorder {
   private finish(event: Finished, state: TurnState | undefined, observedAt: number): void {
     const outcome = turnOutcome(event);
     const platform = this.context.labels.value('platform', event.platform);
-    const exitReason = exitReasonBase(event.exitReason) ?? event.sessionExitReason;
+    // The reader kept only turn_exit_reason's leading identifier (contract/events.ts).
+    const exitReason = event.exitReason ?? event.sessionExitReason;
     this.metrics.turnsFinished.inc({
       platform,
       model: this.context.labels.value('model', event.model),
       outcome,
-      exit_reason: this.context.labels.value('exit_reason', exitReason),
+      exit_reason: exitReason !== undefined && KNOWN_EXIT_REASONS.has(exitReason) ? exitReason : this.context.labels.value('exit_reason', exitReason),
     });
     if (state === undefined) return;
     const turnPlatform = event.platform === undefined ? this.context.labels.value('platform', state.platform) : platform;
