@@ -1,0 +1,167 @@
+/**
+ * The open connections of one listener, bounded so that no peer can stall it:
+ *
+ *  - at most `maxConnections` open. At the cap a new connection evicts the oldest one with no
+ *    request in progress (an idle keep-alive, or one whose request head is not complete yet);
+ *    only when every connection is mid-request is the new one refused. A plain
+ *    `server.maxConnections` would let thousands of half-sent heads lock the honest scraper out
+ *    until they time out; eviction makes the attacker's connections the ones that go.
+ *  - one request in flight per connection. Node parses pipelined requests as they arrive and
+ *    hands every one to the handler at once, whose answers then wait in memory behind the
+ *    first: a peer that pipelines 2,000 scrapes and never reads makes 2,000 renders. Here a
+ *    pipelined request waits until the answer before it has been handed to the socket; at most
+ *    `maxWaitingRequests` may wait, past that the connection is closed.
+ *  - a response not handed to the kernel within `writeTimeoutMs` of its first byte (a peer that
+ *    does not read) is dropped with its connection.
+ *  - timeouts of the request head and of the whole request (Node's own checks, which this table
+ *    only counts).
+ *
+ * Every close made here is counted by reason in hermes_sidecar_connections_closed_total.
+ */
+import type http from 'node:http';
+import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import type { ValueOf } from '../metrics/catalogue.js';
+import type { OwnedMetrics } from '../metrics/registry.js';
+
+export type ListenerName = ValueOf<'listener'>;
+export type CloseReason = ValueOf<'connection_close_reason'>;
+
+export interface ConnectionLimits {
+  readonly maxConnections: number;
+  readonly maxWaitingRequests: number;
+  readonly writeTimeoutMs: number;
+}
+
+interface Connection {
+  readonly socket: Socket;
+  /** The response being produced or sent; undefined while the connection is idle or reading a head. */
+  active: { readonly response: http.ServerResponse; writingSince: number | undefined } | undefined;
+  /** Pipelined requests that wait for the active one, in order. */
+  readonly waiting: (() => void)[];
+}
+
+/** What Node answers to a request it cannot read, before it closes the connection (as its default clientError handler does). */
+const CLIENT_ERROR_ANSWERS: Readonly<Record<string, string>> = {
+  ERR_HTTP_REQUEST_TIMEOUT: 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n',
+  HPE_HEADER_OVERFLOW: 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n',
+};
+const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n';
+
+export class ConnectionTable {
+  /** Insertion order is age order: the first evictable entry is the oldest. */
+  private readonly connections = new Map<Socket, Connection>();
+  /** The TLS socket a request arrives on, to the TCP socket this table tracks. */
+  private readonly secure = new WeakMap<Socket, Connection>();
+
+  constructor(
+    private readonly listener: ListenerName,
+    private readonly limits: ConnectionLimits,
+    private readonly metrics: OwnedMetrics<'net/connections'> | undefined,
+    private readonly now: () => number = Date.now,
+  ) {
+    metrics?.connectionsLimit.set({ listener }, limits.maxConnections);
+    metrics?.connectionsOpen.set({ listener }, 0);
+  }
+
+  get size(): number {
+    return this.connections.size;
+  }
+
+  /** Tracks the server's connections (TCP, before any TLS handshake) and counts its request timeouts. */
+  attach(server: http.Server): void {
+    server.prependListener('connection', (socket: Socket) => this.admit(socket));
+    server.prependListener('secureConnection', (socket: TLSSocket) => {
+      // A TLSSocket wraps the TCP socket 'connection' saw; Node keeps it as _parent.
+      const raw = (socket as TLSSocket & { _parent?: Socket })._parent;
+      const connection = raw === undefined ? undefined : this.connections.get(raw);
+      if (connection !== undefined) this.secure.set(socket, connection);
+    });
+    server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => this.clientError(error, socket));
+  }
+
+  /** The handler, called with one request per connection at a time. */
+  serialize(handler: http.RequestListener): http.RequestListener {
+    return (request, response) => {
+      const connection = this.connectionOf(request.socket);
+      if (connection === undefined) return void handler(request, response);
+      const run = () => this.dispatch(connection, handler, request, response);
+      if (connection.active === undefined && connection.waiting.length === 0) return run();
+      if (connection.waiting.length >= this.limits.maxWaitingRequests) return this.close(connection, 'pipeline_limit');
+      connection.waiting.push(run);
+    };
+  }
+
+  /** Drops every response that has been sending for longer than the write timeout. */
+  sweep(): void {
+    const now = this.now();
+    for (const connection of this.connections.values()) {
+      const active = connection.active;
+      if (active === undefined || !active.response.headersSent || active.response.writableFinished) continue;
+      active.writingSince ??= now;
+      if (now - active.writingSince >= this.limits.writeTimeoutMs) this.close(connection, 'write_timeout');
+    }
+  }
+
+  private admit(socket: Socket): void {
+    if (this.connections.size >= this.limits.maxConnections && !this.evictOne()) {
+      this.metrics?.connectionsClosed.inc({ listener: this.listener, reason: 'limit' });
+      socket.destroy();
+      return;
+    }
+    const connection: Connection = { socket, active: undefined, waiting: [] };
+    this.connections.set(socket, connection);
+    this.metrics?.connectionsOpen.set({ listener: this.listener }, this.connections.size);
+    socket.once('close', () => {
+      this.connections.delete(socket);
+      this.metrics?.connectionsOpen.set({ listener: this.listener }, this.connections.size);
+    });
+  }
+
+  /** Closes the oldest connection with no request in progress; false when every one is mid-request. */
+  private evictOne(): boolean {
+    for (const connection of this.connections.values()) {
+      if (connection.active !== undefined || connection.waiting.length > 0 || connection.socket.destroyed) continue;
+      this.close(connection, 'evicted');
+      return true;
+    }
+    return false;
+  }
+
+  private dispatch(connection: Connection, handler: http.RequestListener, request: http.IncomingMessage, response: http.ServerResponse): void {
+    connection.active = { response, writingSince: undefined };
+    const done = () => {
+      response.off('finish', done);
+      response.off('close', done);
+      if (connection.active?.response !== response) return;
+      connection.active = undefined;
+      connection.waiting.shift()?.();
+    };
+    response.on('finish', done);
+    response.on('close', done);
+    handler(request, response);
+  }
+
+  private connectionOf(socket: Socket): Connection | undefined {
+    return this.connections.get(socket) ?? this.secure.get(socket);
+  }
+
+  private clientError(error: NodeJS.ErrnoException, socket: Socket): void {
+    const connection = this.connectionOf(socket);
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      // Node's check does not say which of its two timeouts expired: a connection with a request
+      // handed to the handler (or waiting for one) had its head in time.
+      const headComplete = connection !== undefined && (connection.active !== undefined || connection.waiting.length > 0);
+      this.metrics?.connectionsClosed.inc({ listener: this.listener, reason: headComplete ? 'request_timeout' : 'headers_timeout' });
+    }
+    if (socket.writable && socket.bytesWritten === 0) socket.write(CLIENT_ERROR_ANSWERS[error.code ?? ''] ?? BAD_REQUEST);
+    socket.destroy();
+  }
+
+  private close(connection: Connection, reason: CloseReason): void {
+    if (connection.socket.destroyed) return;
+    this.metrics?.connectionsClosed.inc({ listener: this.listener, reason });
+    connection.waiting.length = 0;
+    connection.socket.destroy();
+  }
+}
