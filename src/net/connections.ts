@@ -85,6 +85,8 @@ export class ConnectionTable {
     return (request, response) => {
       const connection = this.connectionOf(request.socket);
       if (connection === undefined) return void handler(request, response);
+      // Node goes on parsing what was already read after a close: those requests have no one to answer.
+      if (connection.socket.destroyed) return;
       const run = () => this.dispatch(connection, handler, request, response);
       if (connection.active === undefined && connection.waiting.length === 0) return run();
       if (connection.waiting.length >= this.limits.maxWaitingRequests) return this.close(connection, 'pipeline_limit');
@@ -135,7 +137,7 @@ export class ConnectionTable {
       response.off('close', done);
       if (connection.active?.response !== response) return;
       connection.active = undefined;
-      connection.waiting.shift()?.();
+      if (!connection.socket.destroyed) connection.waiting.shift()?.();
     };
     response.on('finish', done);
     response.on('close', done);
