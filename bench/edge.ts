@@ -17,7 +17,7 @@
  *     half-sent request heads; meanwhile an honest scrape, /-/ready and an ingest POST every
  *     250 ms, with their worst latency, their failures and the RSS above idle.
  *
- * Run: npm run build && npx tsx bench/edge.ts [--only NAME] [--out bench/edge-results.md]
+ * Run: npm run build && npx tsx bench/edge.ts [--only NAME] [--attack WORD] [--out bench/edge-results.md]
  * Each section prints its figures; the Markdown summary goes to --out.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -338,6 +338,8 @@ function probe(url: string, method = 'GET', body?: Buffer): Promise<Probe> {
       response.resume();
       response.on('end', () => done(response.statusCode ?? 0));
       response.on('error', () => done(0));
+      // Closed before the end: the answer was cut off.
+      response.on('close', () => done(response.complete ? response.statusCode ?? 0 : 0));
     });
     request.on('timeout', () => request.destroy());
     request.on('error', () => done(0));
@@ -430,7 +432,7 @@ const unread: Attack = {
  * descriptor limit (the sidecar keeps the bench's soft limit).
  */
 const halfSent: Attack = {
-  name: '20,000 connections with a half-sent request head (as many as the attacker\'s descriptor limit allows)',
+  name: '20,000 connections with a half-sent request head',
   start: async (sidecar) => {
     const { host, port } = hostPort(sidecar.web);
     const script = `
@@ -438,6 +440,7 @@ const halfSent: Attack = {
       const sockets = [];
       let opened = 0, failed = 0, pending = 0;
       const total = 20000;
+      const report = () => process.stdout.write(JSON.stringify({ opened, failed, done: opened + failed === total }) + '\\n');
       function next() {
         while (pending < 500 && opened + failed + pending < total) {
           pending += 1;
@@ -447,20 +450,33 @@ const halfSent: Attack = {
           socket.pause();
           sockets.push(socket);
         }
-        if (opened + failed === total) process.stdout.write(JSON.stringify({ opened, failed }) + '\\n');
       }
       next();
-      setTimeout(() => process.exit(0), ${ATTACK_MS + 30_000}).unref();
-      process.stdin.on('data', () => process.exit(0));
+      setInterval(report, 500);
+      setTimeout(() => process.exit(0), 120000).unref();
     `;
-    const child = spawn('sh', ['-c', `ulimit -n "$(ulimit -Hn)" && exec "${process.execPath}" -e "$0"`, script], { stdio: ['pipe', 'pipe', 'inherit'] });
-    child.stdout.on('data', (chunk: Buffer) => process.stdout.write(`    attacker: ${chunk.toString('utf8')}`));
-    return () => {
-      child.stdin.write('stop\n');
-      child.kill('SIGKILL');
-    };
+    const child = spawn('sh', ['-c', `ulimit -n "$(ulimit -Hn)" && exec "${process.execPath}" -e "$0"`, script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let last = { opened: 0, failed: 0, done: false };
+    let lastProgress = Date.now();
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      for (const line of chunk.split('\n').filter(Boolean)) {
+        const next = JSON.parse(line) as typeof last;
+        if (next.opened + next.failed > last.opened + last.failed) lastProgress = Date.now();
+        last = next;
+      }
+    });
+    // The honest traffic starts once every connection is open, or the attacker stopped making progress.
+    const deadline = Date.now() + 60_000;
+    while (!last.done && Date.now() - lastProgress < 3000 && Date.now() < deadline) await sleep(250);
+    process.stdout.write(`    attacker: ${last.opened} connections open, ${last.failed} failed${last.done ? '' : ' (stopped making progress)'}\n`);
+    attackerCounts = `${last.opened} open, ${last.failed} refused or failed`;
+    return () => child.kill('SIGKILL');
   },
 };
+
+/** What the last half-sent attacker achieved, for its row. */
+let attackerCounts = '';
 
 /** Grows the live agent series to the cap (10,000): distinct tools, with the tool label's own cap raised. */
 async function fillToSeriesCap(sidecar: SidecarProcess): Promise<number> {
@@ -477,6 +493,22 @@ async function fillToSeriesCap(sidecar: SidecarProcess): Promise<number> {
   throw new Error('the series cap was not reached');
 }
 
+/** `--attack WORD`: only the listener attacks whose name contains WORD. */
+let attackFilter: string | undefined;
+
+/** The web listener's closes by reason, where the sidecar counts them (`; closed: 12 evicted, …`). */
+async function closedByListener(sidecar: SidecarProcess): Promise<string> {
+  const answer = await probe(`${sidecar.web}/metrics`);
+  if (answer.status !== 200) return '';
+  const samples = await scrapeSamples(sidecar).catch(() => undefined);
+  const counts = [...(samples ?? new Map<string, number>())]
+    .filter(([name, value]) => name.startsWith('hermes_sidecar_connections_closed_total{listener="web"') && value > 0)
+    .map(([name, value]) => `${value} ${/reason="(\w+)"/.exec(name)?.[1] ?? '?'}`);
+  const dropped = samples?.get('hermes_sidecar_scrape_answers_dropped_total') ?? 0;
+  if (dropped > 0) counts.push(`${dropped} unread answers dropped`);
+  return counts.length === 0 ? '' : `; closed: ${counts.join(', ')}`;
+}
+
 async function listenerAttacks(): Promise<void> {
   process.stdout.write(`6. peers that stall a listener (load ${loadavg().map((value) => value.toFixed(2)).join(' ')})\n`);
   const capConfig = tempFile('config.yml', 'labels:\n  tool: {cap: 100000}\n');
@@ -485,7 +517,7 @@ async function listenerAttacks(): Promise<void> {
     { label: 'at the series cap', atCap: true, attacks: [pipelined(1), pipelined(4), unread] },
   ];
   for (const round of rounds) {
-    for (const attack of round.attacks) {
+    for (const attack of round.attacks.filter((candidate) => attackFilter === undefined || candidate.name.includes(attackFilter))) {
       // A fresh sidecar per attack: what one attack leaves behind does not count against the next.
       const sidecar = await edgeSidecar(round.atCap ? [`--config.file=${capConfig}`] : []);
       try {
@@ -497,8 +529,9 @@ async function listenerAttacks(): Promise<void> {
         const honest = await honestWhile(sidecar, Date.now() + ATTACK_MS);
         stop();
         const after = await probe(`${sidecar.web}/-/ready`);
+        const closes = await closedByListener(sidecar);
         const gone = sidecar.child.exitCode !== null || sidecar.child.signalCode !== null;
-        const name = `${attack.name}${round.atCap ? `, at the series cap (${series} series)` : ''}`;
+        const name = `${attack.name}${round.atCap ? `, at the series cap (${series} series)` : ''}${attack === halfSent ? ` (attacker: ${attackerCounts})` : ''}`;
         const worstScrape = honest.scrape.worst;
         const worstReady = honest.ready.worst;
         const rssAbove = honest.peakRss - idle;
@@ -509,9 +542,10 @@ async function listenerAttacks(): Promise<void> {
         process.stdout.write(`  ${name}\n`);
         record(
           `${name}: worst scrape / ready / ingest; failed; RSS idle → peak`,
-          `${ms(worstScrape)} / ${ms(worstReady)} / ${ms(honest.ingest.worst)}; failed ${honest.scrape.failures}/${honest.ready.failures}/${honest.ingest.failures} of ${honest.scrape.count}; ${idle} → ${honest.peakRss} MiB (+${rssAbove.toFixed(1)}); ready after ${after.status}${gone ? '; the sidecar died' : ''}`,
+          `${ms(worstScrape)} / ${ms(worstReady)} / ${ms(honest.ingest.worst)}; failed ${honest.scrape.failures}/${honest.ready.failures}/${honest.ingest.failures} of ${honest.scrape.count}; ${idle} → ${honest.peakRss} MiB (+${rssAbove.toFixed(1)}); ready after ${after.status}${gone ? '; the sidecar died' : ''}${closes}`,
           `< 1 s, 0 failed, ≤ +64 MiB: ${verdict}`,
         );
+        if (process.env.EDGE_DEBUG !== undefined) process.stdout.write(sidecar.stderr());
       } finally {
         await sidecar.stop('SIGKILL');
       }
@@ -522,7 +556,8 @@ async function listenerAttacks(): Promise<void> {
 const SECTIONS = { 'hooks-flood': hooksFlood, 'scrape-under-body': scrapeUnderBody, 'bcrypt-flood': bcryptFlood, 'heartbeat-keys': heartbeatKeys, overload, listener: listenerAttacks } as const;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' } } });
+  const { values } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' }, attack: { type: 'string' } } });
+  attackFilter = values.attack;
   const names = values.only === undefined ? Object.keys(SECTIONS) : values.only.split(',');
   const started = new Date().toISOString();
   const load = loadavg().map((value) => value.toFixed(2)).join(' ');

@@ -16,6 +16,7 @@ import { DEFAULT_BUCKETS, type BucketSets } from './metrics/catalogue.js';
 import { DEFAULT_LABEL_CAPS, OPEN_LABELS, type LabelRule, type LabelRules } from './metrics/labels.js';
 import { closest } from './suggest.js';
 import type { PriceEntry } from './correlate/recorders/pricing.js';
+import type { ListenerSettings } from './net/listener.js';
 
 export { ConfigError } from './errors.js';
 
@@ -64,7 +65,7 @@ export const OPTIONS = [
   { flag: 'memory.heap-limit-bytes', kind: 'nonNegativeInt', default: 0, help: 'Used V8 heap above which ingest answers 503 + Retry-After until it falls again (0 disables).' },
   { flag: 'log.level', kind: 'logLevel', default: 'info', help: 'Log level: fatal, error, warn, info, debug, trace or silent. At debug, every refused or rejected ingest request is logged with its code, route and counts.' },
   { flag: 'log.format', kind: 'logFormat', default: 'json', help: 'Log line format: json (one JSON object per line) or logfmt (key=value pairs).' },
-  { flag: 'web.max-connections', kind: 'positiveInt', default: 256, help: 'Most connections open on the web listener. At the cap a new connection closes the oldest one with no request in progress (idle, or its request head not complete); only when all are mid-request is it refused. Prometheus needs one per scrape job and replica.' },
+  { flag: 'web.max-connections', kind: 'positiveInt', default: 64, help: 'Most connections open on the web listener. At the cap a new connection closes the oldest one with no request in progress (idle, or its request head not complete); only when all are mid-request is it refused. Prometheus needs one per scrape job and replica; each connection may hold one unread answer in the kernel, so the cap also bounds that memory.' },
   { flag: 'web.headers-timeout', kind: 'seconds', default: 5, help: 'Seconds a request head may take to arrive on the web listener (408 and closed after; a scraper sends its head at once). The whole request may take twice this.' },
   { flag: 'web.write-timeout', kind: 'seconds', default: 30, help: 'Seconds an answer of the web listener may take to be read by the peer once sending began; past it the connection is dropped. Raise it only for scrapes of many megabytes over slow links.' },
   { flag: 'ingest.max-connections', kind: 'positiveInt', default: 256, help: 'Most connections open on the ingest listener, with the same eviction at the cap as --web.max-connections. The bridge plugin holds one per Hermes process.' },
@@ -87,13 +88,6 @@ const SECRET_ENV = {
 export interface ListenAddress {
   readonly host: string;
   readonly port: number;
-}
-
-/** The connection bounds of one listener (src/net/listener.ts). */
-export interface ListenerSettings {
-  readonly maxConnections: number;
-  readonly headersTimeoutSeconds: number;
-  readonly writeTimeoutSeconds: number;
 }
 
 export interface Config {

@@ -17,6 +17,8 @@ const LAYERS: Readonly<Record<string, number>> = {
   'log.ts': 0,
   'version.ts': 0,
   metrics: 1,
+  // The listeners' connection bounds: they need only the metrics.
+  net: 1.5,
   contract: 2,
   correlate: 3,
   exposition: 4,

@@ -547,6 +547,8 @@ export const CATALOGUE = {
     'Connections a listener closed itself, by listener and reason ({reason}): refused at --<listener>.max-connections with every connection mid-request (limit), the oldest idle or half-sent one closed to make room at the cap (evicted), request head or whole request too slow (headers_timeout, request_timeout), a response not drained within --<listener>.write-timeout (write_timeout), more pipelined requests waiting than allowed (pipeline_limit).'),
   connectionsOpen: connections.gauge('hermes_sidecar_connections_open', { listener: VALUES.listener }, 'self',
     'Connections open on each listener (bounded by --web.max-connections and --ingest.max-connections).'),
+  scrapeAnswersDropped: web.counter('hermes_sidecar_scrape_answers_dropped_total', {}, 'self',
+    'Scrape answers dropped with their connection before the peer had read them, to keep the bytes of unread answers under 32 MiB: those peers had not read an older render than everyone else.'),
   connectionsLimit: connections.gauge('hermes_sidecar_connections_limit', { listener: VALUES.listener }, 'self',
     'The configured cap on open connections of each listener.'),
 } as const satisfies Record<string, MetricSpec>;

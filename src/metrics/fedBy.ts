@@ -109,6 +109,7 @@ export const FED_BY = {
   connectionsClosed: { feed: 'sidecar', by: 'web and ingest listeners' },
   connectionsOpen: { feed: 'sidecar', by: 'web and ingest listeners' },
   connectionsLimit: { feed: 'sidecar', by: 'configuration' },
+  scrapeAnswersDropped: { feed: 'sidecar', by: '/metrics' },
 } as const satisfies Record<MetricKey, FedBy>;
 
 /** Metrics no Hermes release feeds (envelope variant only): not on the dashboards, not in rules. */

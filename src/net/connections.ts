@@ -2,8 +2,9 @@
  * The open connections of one listener, bounded so that no peer can stall it:
  *
  *  - at most `maxConnections` open. At the cap a new connection evicts the oldest one with no
- *    request in progress (an idle keep-alive, or one whose request head is not complete yet);
- *    only when every connection is mid-request is the new one refused. A plain
+ *    request in progress (an idle keep-alive, or one whose request head is not complete yet),
+ *    else the oldest whose answer its peer has not read for a second; only when every
+ *    connection is mid-request is the new one refused. A plain
  *    `server.maxConnections` would let thousands of half-sent heads lock the honest scraper out
  *    until they time out; eviction makes the attacker's connections the ones that go.
  *  - one request in flight per connection. Node parses pipelined requests as they arrive and
@@ -47,6 +48,8 @@ const CLIENT_ERROR_ANSWERS: Readonly<Record<string, string>> = {
   HPE_HEADER_OVERFLOW: 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n',
 };
 const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n';
+/** An answer unread this long (as the sweep sees it) makes its connection evictable at the cap. */
+const STALLED_WRITE_MS = 1000;
 
 export class ConnectionTable {
   /** Insertion order is age order: the first evictable entry is the oldest. */
@@ -120,14 +123,28 @@ export class ConnectionTable {
     });
   }
 
-  /** Closes the oldest connection with no request in progress; false when every one is mid-request. */
+  /**
+   * Makes room at the cap: closes the oldest connection with no request in progress, else the
+   * oldest whose answer has waited for its peer to read it for a second or more (a peer that
+   * does not read must not hold its place until the write timeout); false when every connection
+   * is mid-request and reading.
+   */
   private evictOne(): boolean {
-    for (const connection of this.connections.values()) {
-      if (connection.active !== undefined || connection.waiting.length > 0 || connection.socket.destroyed) continue;
-      this.close(connection, 'evicted');
-      return true;
-    }
-    return false;
+    const evictable = this.oldest((connection) => connection.active === undefined && connection.waiting.length === 0) ??
+      this.oldest((connection) => this.stalled(connection));
+    if (evictable === undefined) return false;
+    this.close(evictable, 'evicted');
+    return true;
+  }
+
+  private oldest(matches: (connection: Connection) => boolean): Connection | undefined {
+    for (const connection of this.connections.values()) if (!connection.socket.destroyed && matches(connection)) return connection;
+    return undefined;
+  }
+
+  private stalled(connection: Connection): boolean {
+    const since = connection.active?.writingSince;
+    return since !== undefined && this.now() - since >= STALLED_WRITE_MS && !(connection.active?.response.writableFinished ?? true);
   }
 
   private dispatch(connection: Connection, handler: http.RequestListener, request: http.IncomingMessage, response: http.ServerResponse): void {

@@ -17,7 +17,6 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { ListenerSettings } from '../config.js';
 import type { OwnedMetrics } from '../metrics/registry.js';
 import { ConnectionTable, type ConnectionLimits, type ListenerName } from './connections.js';
 
@@ -25,6 +24,13 @@ export interface ListenerLimits extends ConnectionLimits {
   readonly headersTimeoutMs: number;
   readonly requestTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
+}
+
+/** The settings of one listener, as the flags give them. */
+export interface ListenerSettings {
+  readonly maxConnections: number;
+  readonly headersTimeoutSeconds: number;
+  readonly writeTimeoutSeconds: number;
 }
 
 export interface ListenerOptions {
@@ -41,7 +47,7 @@ const KEEP_ALIVE_TIMEOUT_MS = 5000;
 
 /** Bounds for a server made without settings (tests, embedding); the flags' defaults in src/config.ts. */
 export const DEFAULT_LIMITS: ListenerLimits = {
-  maxConnections: 256,
+  maxConnections: 64,
   maxWaitingRequests: MAX_WAITING_REQUESTS,
   writeTimeoutMs: 30_000,
   headersTimeoutMs: 5000,

@@ -12,7 +12,7 @@ import express, { type Express, type Response } from 'express';
 import type { Exposition } from '../exposition/exposition.js';
 import { acceptsGzip, CONTENT_TYPES, negotiateFormat } from '../exposition/negotiate.js';
 import { metricsOwnedBy, type MetricsRegistry, type OwnedMetrics } from '../metrics/registry.js';
-import { RenderFailure, SharedRenders, type RenderedBody } from './scrape.js';
+import { DEFAULT_MAX_HELD_BYTES, HeldBodies, RenderFailure, SharedRenders, type RenderedBody } from './scrape.js';
 
 export interface WebAppOptions {
   readonly registry: Pick<MetricsRegistry, 'metrics'>;
@@ -24,6 +24,8 @@ export interface WebAppOptions {
   /** Readiness and the word for it on /-/ready (503 when not ready). */
   readonly ready: () => { readonly ready: boolean; readonly reason: string };
   readonly onScrapeError: (stage: 'collect' | 'render', error: unknown) => void;
+  /** Most bytes of answers sent and not yet read by their peers (DEFAULT_MAX_HELD_BYTES). */
+  readonly maxHeldBytes?: number;
 }
 
 function landingPage(telemetryPath: string, version: string): string {
@@ -86,6 +88,8 @@ export function createWebApp(options: WebAppOptions): Express {
     },
   });
 
+  const held = new HeldBodies(options.maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES, (count) => metrics.scrapeAnswersDropped.inc({}, count));
+
   app.get(options.telemetryPath, async (request, response) => {
     const format = negotiateFormat(request.get('accept'));
     const gzip = acceptsGzip(request.get('accept-encoding'));
@@ -100,6 +104,7 @@ export function createWebApp(options: WebAppOptions): Express {
     if (response.destroyed) return;
     response.status(200).set({ 'Content-Type': CONTENT_TYPES[format], Vary: 'Accept, Accept-Encoding' });
     if (gzip) response.set('Content-Encoding', 'gzip');
+    held.hold(body, response);
     sendBody(response, body);
   });
   app.get('/-/healthy', (_request, response) => {

@@ -83,14 +83,14 @@ describe('a listener no peer can stall', () => {
     expect(sockets).toHaveLength(50);
   });
 
-  it('at the connection cap (256), half-sent heads make room for an honest scrape: the oldest is evicted, counted', async () => {
+  it('at the connection cap (64), half-sent heads make room for an honest scrape: the oldest is evicted, counted', async () => {
     const before = await closed('evicted');
-    await neverReading(sidecar.web, 300, 'GET /metrics HTTP/1.1\r\nHost: x\r\n');
+    await neverReading(sidecar.web, 100, 'GET /metrics HTTP/1.1\r\nHost: x\r\n');
     await honestTrafficAnswers();
-    // 300 + the honest scrape and /-/ready, against a cap of 256, with nothing else open.
-    expect(await closed('evicted')).toBeGreaterThanOrEqual(before + 300 - 256);
+    // 100 + the honest scrape and /-/ready, against a cap of 64, with nothing else open.
+    expect(await closed('evicted')).toBeGreaterThanOrEqual(before + 100 - 64);
     const samples = await scrapeSamples(sidecar);
-    expect(samples.get(series('hermes_sidecar_connections_open', { listener: 'web' }))).toBeLessThanOrEqual(256);
-    expect(samples.get(series('hermes_sidecar_connections_limit', { listener: 'web' }))).toBe(256);
+    expect(samples.get(series('hermes_sidecar_connections_open', { listener: 'web' }))).toBeLessThanOrEqual(64);
+    expect(samples.get(series('hermes_sidecar_connections_limit', { listener: 'web' }))).toBe(64);
   });
 });

@@ -12,7 +12,11 @@ import type { Exposition } from '../../src/exposition/exposition.js';
 import { createMetricsRegistry } from '../../src/metrics/registry.js';
 import { DEFAULT_BUCKETS } from '../../src/metrics/catalogue.js';
 import { createWebApp } from '../../src/web/app.js';
-import { RenderFailure, SharedRenders } from '../../src/web/scrape.js';
+import { HeldBodies, RenderFailure, SharedRenders } from '../../src/web/scrape.js';
+import { EventEmitter } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import { createExposition, renderText } from '../../src/exposition/exposition.js';
+import { parseSamples } from '../support/exposition.js';
 
 /** An exposition whose renders wait until released, counted. */
 function gatedExposition(parts: readonly string[]) {
@@ -84,6 +88,52 @@ describe('SharedRenders', () => {
   });
 });
 
+/** A response that records whether it was destroyed, and finishes on demand. */
+function fakeResponse() {
+  const response = Object.assign(new EventEmitter(), { destroyed: false, destroy: () => ((response.destroyed = true), response.emit('close')) });
+  return response as typeof response & ServerResponse;
+}
+
+describe('HeldBodies', () => {
+  const body = (bytes: number) => ({ chunks: [Buffer.alloc(bytes)], bytes });
+
+  it('counts a shared body once, and releases it when its last response is done', () => {
+    const held = new HeldBodies(100, () => undefined);
+    const shared = body(60);
+    const [a, b] = [fakeResponse(), fakeResponse()];
+    held.hold(shared, a);
+    held.hold(shared, b);
+    expect(held.heldBytes).toBe(60);
+    a.emit('finish');
+    expect(held.heldBytes).toBe(60);
+    b.emit('finish');
+    expect(held.heldBytes).toBe(0);
+  });
+
+  it('drops the answers holding the oldest body when a new one would pass the bound, and counts them', () => {
+    const dropped: number[] = [];
+    const held = new HeldBodies(100, (count) => dropped.push(count));
+    const oldest = [fakeResponse(), fakeResponse()];
+    for (const response of oldest) held.hold(body(60), response);
+    // Two distinct bodies of 60: the first one's holder made room for the second.
+    expect(dropped).toEqual([1]);
+    expect(oldest.map((response) => response.destroyed)).toEqual([true, false]);
+    expect(held.heldBytes).toBe(60);
+    const reader = fakeResponse();
+    held.hold(body(30), reader);
+    expect(held.heldBytes).toBe(90);
+    expect(reader.destroyed).toBe(false);
+  });
+
+  it('always allows one body, however large', () => {
+    const held = new HeldBodies(10, () => undefined);
+    const response = fakeResponse();
+    held.hold(body(50), response);
+    expect(response.destroyed).toBe(false);
+    expect(held.heldBytes).toBe(50);
+  });
+});
+
 describe('/metrics under scrapers that never read', () => {
   const servers: http.Server[] = [];
   const sockets: net.Socket[] = [];
@@ -125,5 +175,28 @@ describe('/metrics under scrapers that never read', () => {
     });
     expect(body.split('\n').filter(Boolean)).toHaveLength(64);
     expect(exposition.renders).toBe(2);
+  });
+
+  it('drops the oldest unread answers, counted, when unread answers of distinct renders pass the bound', async () => {
+    // Each render differs (its number), so no two scrapes share one; 24 MiB each, more than loopback absorbs.
+    let rendered = 0;
+    const big = '1'.repeat(1024 * 1024);
+    const exposition: Exposition = { render: async () => [`render ${(rendered += 1)}\n`, ...Array.from({ length: 24 }, () => `x ${big}\n`)] };
+    const registry = createMetricsRegistry({ buckets: DEFAULT_BUCKETS, maxAgentSeries: 100, defaultMetrics: false });
+    const app = createWebApp({ registry, exposition, telemetryPath: '/metrics', version: 'test', collectors: [], ready: () => ({ ready: true, reason: 'Ready' }), onScrapeError: () => undefined, maxHeldBytes: 64 * 1024 * 1024 });
+    const server = http.createServer(app);
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const dropped = async () => parseSamples(await renderText(createExposition(registry))).get('hermes_sidecar_scrape_answers_dropped_total');
+    for (let index = 0; index < 4; index += 1) {
+      const socket = net.connect({ host: '127.0.0.1', port }, () => socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n'));
+      socket.pause();
+      socket.on('error', () => undefined);
+      sockets.push(socket);
+      await vi.waitFor(() => expect(rendered).toBe(index + 1), { timeout: 10_000, interval: 20 });
+    }
+    // 4 × 24 MiB against 64 MiB: the first two unread answers made room for the last two.
+    await vi.waitFor(async () => expect(await dropped()).toBe(2), { timeout: 10_000, interval: 20 });
   });
 });
