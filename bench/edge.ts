@@ -569,7 +569,7 @@ async function main(): Promise<void> {
   }
   if (values.out !== undefined) {
     const table = ['| measure | figure | target / before |', '|---|---|---|', ...rows.map((row) => `| ${row.join(' | ')} |`)];
-    const header = `Command: \`npx tsx bench/edge.ts${values.only === undefined ? '' : ` --only ${values.only}`}\` on ${started}; ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), load average at start ${load}, Node ${process.version}.\n\n`;
+    const header = `Command: \`npx tsx bench/edge.ts${values.only === undefined ? '' : ` --only ${values.only}`}${values.attack === undefined ? '' : ` --attack ${values.attack}`}\` on ${started}; ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), load average at start ${load}, Node ${process.version}.\n\n`;
     writeFileSync(values.out, `${header}${table.join('\n')}\n`);
   }
 }

@@ -3,7 +3,7 @@
  *
  *  - at most `maxConnections` open. At the cap a new connection evicts the oldest one with no
  *    request in progress (an idle keep-alive, or one whose request head is not complete yet),
- *    else the oldest whose answer its peer has not read for a second; only when every
+ *    else the oldest whose peer has taken none of its answer for half a second; only when every
  *    connection is mid-request is the new one refused. A plain
  *    `server.maxConnections` would let thousands of half-sent heads lock the honest scraper out
  *    until they time out; eviction makes the attacker's connections the ones that go.
@@ -34,10 +34,20 @@ export interface ConnectionLimits {
   readonly writeTimeoutMs: number;
 }
 
+interface ActiveResponse {
+  readonly response: http.ServerResponse;
+  /** When a sweep first saw the answer sending. */
+  writingSince: number | undefined;
+  /** Bytes queued for the socket at the last sweep that saw the peer take some, and when. */
+  progress: { queued: number; at: number } | undefined;
+}
+
 interface Connection {
   readonly socket: Socket;
+  /** The event-loop turn it was admitted in (see ConnectionTable.turn). */
+  readonly turn: number;
   /** The response being produced or sent; undefined while the connection is idle or reading a head. */
-  active: { readonly response: http.ServerResponse; writingSince: number | undefined } | undefined;
+  active: ActiveResponse | undefined;
   /** Pipelined requests that wait for the active one, in order. */
   readonly waiting: (() => void)[];
 }
@@ -48,14 +58,25 @@ const CLIENT_ERROR_ANSWERS: Readonly<Record<string, string>> = {
   HPE_HEADER_OVERFLOW: 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n',
 };
 const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n';
-/** An answer unread this long (as the sweep sees it) makes its connection evictable at the cap. */
-const STALLED_WRITE_MS = 1000;
+/** Turns after its accept during which a connection is not evicted for an incomplete head. */
+const YOUNG_TURNS = 2;
+/** An answer whose peer took none of it for this long (as the sweeps see it) makes its connection evictable at the cap. */
+const STALLED_WRITE_MS = 500;
 
 export class ConnectionTable {
   /** Insertion order is age order: the first evictable entry is the oldest. */
   private readonly connections = new Map<Socket, Connection>();
   /** The TLS socket a request arrives on, to the TCP socket this table tracks. */
   private readonly secure = new WeakMap<Socket, Connection>();
+  /**
+   * Counts event-loop turns while connections are young. A connection's request head is read at
+   * the earliest in the turn after its accept, and connections accepted together (one batch of a
+   * flood) must not evict each other before any head could be read: a connection is evictable
+   * for an incomplete head only from its second turn on.
+   */
+  private turn = 0;
+  private lastAdmitTurn = -1;
+  private turnScheduled = false;
 
   constructor(
     private readonly listener: ListenerName,
@@ -104,6 +125,8 @@ export class ConnectionTable {
       const active = connection.active;
       if (active === undefined || !active.response.headersSent || active.response.writableFinished) continue;
       active.writingSince ??= now;
+      const queued = connection.socket.writableLength;
+      if (active.progress === undefined || queued === 0 || queued < active.progress.queued) active.progress = { queued, at: now };
       if (now - active.writingSince >= this.limits.writeTimeoutMs) this.close(connection, 'write_timeout');
     }
   }
@@ -114,7 +137,9 @@ export class ConnectionTable {
       socket.destroy();
       return;
     }
-    const connection: Connection = { socket, active: undefined, waiting: [] };
+    const connection: Connection = { socket, turn: this.turn, active: undefined, waiting: [] };
+    this.lastAdmitTurn = this.turn;
+    this.countTurns();
     this.connections.set(socket, connection);
     this.metrics?.connectionsOpen.set({ listener: this.listener }, this.connections.size);
     socket.once('close', () => {
@@ -123,14 +148,24 @@ export class ConnectionTable {
     });
   }
 
+  private countTurns(): void {
+    if (this.turnScheduled) return;
+    this.turnScheduled = true;
+    setImmediate(() => {
+      this.turnScheduled = false;
+      this.turn += 1;
+      if (this.turn - this.lastAdmitTurn < YOUNG_TURNS) this.countTurns();
+    });
+  }
+
   /**
    * Makes room at the cap: closes the oldest connection with no request in progress, else the
-   * oldest whose answer has waited for its peer to read it for a second or more (a peer that
+   * oldest whose answer has waited for its peer to read it for half a second (a peer that
    * does not read must not hold its place until the write timeout); false when every connection
    * is mid-request and reading.
    */
   private evictOne(): boolean {
-    const evictable = this.oldest((connection) => connection.active === undefined && connection.waiting.length === 0) ??
+    const evictable = this.oldest((connection) => connection.active === undefined && connection.waiting.length === 0 && this.turn - connection.turn >= YOUNG_TURNS) ??
       this.oldest((connection) => this.stalled(connection));
     if (evictable === undefined) return false;
     this.close(evictable, 'evicted');
@@ -142,13 +177,14 @@ export class ConnectionTable {
     return undefined;
   }
 
+  /** An answer whose peer has taken none of its queued bytes for STALLED_WRITE_MS, as the sweeps saw it. */
   private stalled(connection: Connection): boolean {
-    const since = connection.active?.writingSince;
-    return since !== undefined && this.now() - since >= STALLED_WRITE_MS && !(connection.active?.response.writableFinished ?? true);
+    const progress = connection.active?.progress;
+    return progress !== undefined && connection.socket.writableLength > 0 && this.now() - progress.at >= STALLED_WRITE_MS;
   }
 
   private dispatch(connection: Connection, handler: http.RequestListener, request: http.IncomingMessage, response: http.ServerResponse): void {
-    connection.active = { response, writingSince: undefined };
+    connection.active = { response, writingSince: undefined, progress: undefined };
     const done = () => {
       response.off('finish', done);
       response.off('close', done);

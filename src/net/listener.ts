@@ -71,8 +71,10 @@ export function limitsFrom(settings: ListenerSettings, bodyAllowanceMs: number):
   };
 }
 
-/** How often timeouts are checked: Node's request timeouts and this table's write timeout. */
+/** How often Node checks its request timeouts. */
 const CHECK_INTERVAL_MS = 1000;
+/** How often the table looks at answers being sent: the write timeout, and which peers stopped reading. */
+const SWEEP_INTERVAL_MS = 250;
 
 export interface Address {
   readonly host: string;
@@ -92,7 +94,7 @@ export function createListener(handler: http.RequestListener, options: ListenerO
   const bounded = table.serialize(handler);
   const server = options.tls === undefined ? http.createServer(serverOptions, bounded) : https.createServer({ ...options.tls, ...serverOptions }, bounded);
   table.attach(server);
-  const sweeper = setInterval(() => table.sweep(), Math.min(CHECK_INTERVAL_MS, limits.writeTimeoutMs));
+  const sweeper = setInterval(() => table.sweep(), Math.min(SWEEP_INTERVAL_MS, limits.writeTimeoutMs));
   // The sweeper alone must not keep the process alive.
   sweeper.unref();
   server.once('close', () => clearInterval(sweeper));
