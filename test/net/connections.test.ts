@@ -192,6 +192,28 @@ describe('connection cap', () => {
     expect(await Promise.all(busy.map((peer) => peer.closedByServer(100)))).toEqual([false, false]);
   });
 
+  it('at the cap, evicts a connection whose peer has taken none of its answer for half a second', async () => {
+    const harness = await start({ maxConnections: 2 });
+    const busy = await raw(harness.port, request('/hold'));
+    const stalled = await raw(harness.port, request('/big'));
+    await waitFor(() => expect(harness.handled).toEqual(['/hold', '/big']));
+    // The sweeps (every 250 ms) see the answer stop moving, then it counts as stalled.
+    await waitFor(async () => expect(await get(harness.port)).toEqual({ status: 200, body: 'ok\n' }));
+    expect(await harness.closed('evicted')).toBe(1);
+    expect(await stalled.closedByServer()).toBe(true);
+    expect(await busy.closedByServer(100)).toBe(false);
+  });
+
+  it('does not let connections accepted together evict each other before a head could be read', async () => {
+    const harness = await start({ maxConnections: 2 });
+    // Three connections and their heads at once: two fit; the third is refused rather than
+    // evicting one whose head is already on its way.
+    const answers = await Promise.allSettled([get(harness.port, '/a'), get(harness.port, '/b'), get(harness.port, '/c')]);
+    const served = answers.filter((answer) => answer.status === 'fulfilled').length;
+    expect(served).toBeGreaterThanOrEqual(2);
+    expect(served + (await harness.closed('limit'))).toBe(3);
+  });
+
   it('keeps the open-connections gauge and the cap gauge', async () => {
     const harness = await start({ maxConnections: 7 });
     expect(await harness.limit()).toBe(7);
