@@ -545,7 +545,6 @@ async function listenerAttacks(): Promise<void> {
           `${ms(worstScrape)} / ${ms(worstReady)} / ${ms(honest.ingest.worst)}; failed ${honest.scrape.failures}/${honest.ready.failures}/${honest.ingest.failures} of ${honest.scrape.count}; ${idle} → ${honest.peakRss} MiB (+${rssAbove.toFixed(1)}); ready after ${after.status}${gone ? '; the sidecar died' : ''}${closes}`,
           `< 1 s, 0 failed, ≤ +64 MiB: ${verdict}`,
         );
-        if (process.env.EDGE_DEBUG !== undefined) process.stdout.write(sidecar.stderr());
       } finally {
         await sidecar.stop('SIGKILL');
       }
