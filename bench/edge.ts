@@ -12,13 +12,18 @@
  *     and with the line limit raised so the keys reach the instance table).
  *  5. overload: a one-batch queue kept full by a flood, the real plugin sending 2,000 events
  *     through it: its 429s, retries, and the exactly-once count.
+ *  6. listener: peers that stall a listener: 2,000 pipelined GET /metrics on 1 and on 4
+ *     connections that never read (also at the series cap), 256 unread /metrics, 20,000
+ *     half-sent request heads; meanwhile an honest scrape, /-/ready and an ingest POST every
+ *     250 ms, with their worst latency, their failures and the RSS above idle.
  *
- * Run: npm run build && npx tsx bench/edge.ts [--only NAME] [--out bench/edge-results.md]
+ * Run: npm run build && npx tsx bench/edge.ts [--only NAME] [--attack WORD] [--out bench/edge-results.md]
  * Each section prints its figures; the Markdown summary goes to --out.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -311,10 +316,247 @@ async function overload(): Promise<void> {
   }
 }
 
-const SECTIONS = { 'hooks-flood': hooksFlood, 'scrape-under-body': scrapeUnderBody, 'bcrypt-flood': bcryptFlood, 'heartbeat-keys': heartbeatKeys, overload } as const;
+
+// -------------------------------------------------------------------------------------------
+// 6. Listener attacks
+
+const PROBE_TIMEOUT_MS = 5000;
+const ATTACK_MS = 6000;
+
+interface Probe {
+  readonly status: number;
+  readonly ms: number;
+}
+
+/** One request on its own connection, given up (status 0) after PROBE_TIMEOUT_MS. */
+function probe(url: string, method = 'GET', body?: Buffer): Promise<Probe> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const done = (status: number) => resolve({ status, ms: performance.now() - started });
+    const headers = body === undefined ? {} : { ...authorized, 'Content-Length': String(body.length) };
+    const request = http.request(url, { method, agent: false, headers, timeout: PROBE_TIMEOUT_MS }, (response) => {
+      response.resume();
+      response.on('end', () => done(response.statusCode ?? 0));
+      response.on('error', () => done(0));
+      // Closed before the end: the answer was cut off.
+      response.on('close', () => done(response.complete ? response.statusCode ?? 0 : 0));
+    });
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => done(0));
+    request.end(body);
+  });
+}
+
+interface ProbeSummary {
+  readonly worst: number;
+  readonly failures: number;
+  readonly count: number;
+}
+
+const summarize = (probes: readonly Probe[], ok: number): ProbeSummary => ({
+  worst: Math.max(0, ...probes.map((p) => p.ms)),
+  failures: probes.filter((p) => p.status !== ok).length,
+  count: probes.length,
+});
+
+/** Honest traffic every 250 ms while the attack holds: a scrape, /-/ready, an ingest POST; and the RSS peak. */
+async function honestWhile(sidecar: SidecarProcess, until: number): Promise<{ scrape: ProbeSummary; ready: ProbeSummary; ingest: ProbeSummary; peakRss: number }> {
+  const scrapes: Probe[] = [];
+  const readies: Probe[] = [];
+  const ingests: Probe[] = [];
+  let peakRss = 0;
+  let index = 0;
+  while (Date.now() < until) {
+    index += 1;
+    const [scrape, ready, ingest] = await Promise.all([
+      probe(`${sidecar.web}/metrics`),
+      probe(`${sidecar.web}/-/ready`),
+      probe(`${sidecar.ingest}/v1/events`, 'POST', Buffer.from(toolLine(index))),
+    ]);
+    scrapes.push(scrape);
+    readies.push(ready);
+    ingests.push(ingest);
+    const rss = sidecar.child.exitCode === null ? rssMiB(sidecar.child.pid) : Number.NaN;
+    if (Number.isFinite(rss)) peakRss = Math.max(peakRss, rss);
+    await sleep(250);
+  }
+  return { scrape: summarize(scrapes, 200), ready: summarize(readies, 200), ingest: summarize(ingests, 202), peakRss };
+}
+
+interface Attack {
+  readonly name: string;
+  /** Opens the attack's connections; resolves with a function that closes them. */
+  start(sidecar: SidecarProcess): Promise<() => void>;
+}
+
+const hostPort = (url: string) => {
+  const { hostname, port } = new URL(url);
+  return { host: hostname, port: Number(port) };
+};
+
+/** Connections that each write `payload` once and never read a byte of the answers. */
+async function neverReading(url: string, connections: number, payload: string): Promise<() => void> {
+  const sockets: net.Socket[] = [];
+  await Promise.all(
+    Array.from({ length: connections }, () =>
+      new Promise<void>((resolve) => {
+        const socket = net.connect(hostPort(url), () => {
+          socket.write(payload);
+          resolve();
+        });
+        socket.pause();
+        socket.on('error', () => resolve());
+        sockets.push(socket);
+      }),
+    ),
+  );
+  return () => {
+    for (const socket of sockets) socket.destroy();
+  };
+}
+
+const GET_METRICS = 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+
+const pipelined = (connections: number): Attack => ({
+  name: `2,000 pipelined GET /metrics on ${connections} connection${connections === 1 ? '' : 's'}, never read (${(GET_METRICS.length * 2000 / 1024).toFixed(1)} KiB each)`,
+  start: (sidecar) => neverReading(sidecar.web, connections, GET_METRICS.repeat(2000)),
+});
+
+const unread: Attack = {
+  name: '256 connections request /metrics and never read',
+  start: (sidecar) => neverReading(sidecar.web, 256, GET_METRICS),
+};
+
+/**
+ * 20,000 connections that never finish their request head, from a child raised to the hard
+ * descriptor limit (the sidecar keeps the bench's soft limit).
+ */
+const halfSent: Attack = {
+  name: '20,000 connections with a half-sent request head',
+  start: async (sidecar) => {
+    const { host, port } = hostPort(sidecar.web);
+    const script = `
+      const net = require('node:net');
+      const sockets = [];
+      let opened = 0, failed = 0, pending = 0;
+      const total = 20000;
+      const report = () => process.stdout.write(JSON.stringify({ opened, failed, done: opened + failed === total }) + '\\n');
+      function next() {
+        while (pending < 500 && opened + failed + pending < total) {
+          pending += 1;
+          const socket = net.connect({ host: ${JSON.stringify(host)}, port: ${port} });
+          socket.on('connect', () => { pending -= 1; opened += 1; socket.write('GET /metrics HTTP/1.1\\r\\nHost: x\\r\\n'); next(); });
+          socket.on('error', () => { pending -= 1; failed += 1; next(); });
+          socket.pause();
+          sockets.push(socket);
+        }
+      }
+      next();
+      setInterval(report, 500);
+      setTimeout(() => process.exit(0), 120000).unref();
+    `;
+    const child = spawn('sh', ['-c', `ulimit -n "$(ulimit -Hn)" && exec "${process.execPath}" -e "$0"`, script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let last = { opened: 0, failed: 0, done: false };
+    let lastProgress = Date.now();
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      for (const line of chunk.split('\n').filter(Boolean)) {
+        const next = JSON.parse(line) as typeof last;
+        if (next.opened + next.failed > last.opened + last.failed) lastProgress = Date.now();
+        last = next;
+      }
+    });
+    // The honest traffic starts once every connection is open, or the attacker stopped making progress.
+    const deadline = Date.now() + 60_000;
+    while (!last.done && Date.now() - lastProgress < 3000 && Date.now() < deadline) await sleep(250);
+    process.stdout.write(`    attacker: ${last.opened} connections open, ${last.failed} failed${last.done ? '' : ' (stopped making progress)'}\n`);
+    attackerCounts = `${last.opened} open, ${last.failed} refused or failed`;
+    return () => child.kill('SIGKILL');
+  },
+};
+
+/** What the last half-sent attacker achieved, for its row. */
+let attackerCounts = '';
+
+/** Grows the live agent series to the cap (10,000): distinct tools, with the tool label's own cap raised. */
+async function fillToSeriesCap(sidecar: SidecarProcess): Promise<number> {
+  for (let batch = 0; batch < 20; batch += 1) {
+    const lines = Array.from({ length: 1000 }, (_, index) =>
+      JSON.stringify({ event: 'post_tool_call', tool_name: `tool_${batch}_${index}`, status: 'ok', tool_call_id: `cap${batch}_${index}`, duration_ms: 7 }),
+    );
+    const answer = await post(`${sidecar.ingest}/v1/events`, Buffer.from(lines.join('\n')), authorized);
+    if (answer.status !== 202) throw new Error(`filling answered ${answer.status}`);
+    const samples = await scrapeSamples(sidecar);
+    const live = samples.get('hermes_sidecar_series') ?? 0;
+    if (live >= (samples.get('hermes_sidecar_series_limit') ?? Number.POSITIVE_INFINITY)) return live;
+  }
+  throw new Error('the series cap was not reached');
+}
+
+/** `--attack WORD`: only the listener attacks whose name contains WORD. */
+let attackFilter: string | undefined;
+
+/** The web listener's closes by reason, where the sidecar counts them (`; closed: 12 evicted, …`). */
+async function closedByListener(sidecar: SidecarProcess): Promise<string> {
+  const answer = await probe(`${sidecar.web}/metrics`);
+  if (answer.status !== 200) return '';
+  const samples = await scrapeSamples(sidecar).catch(() => undefined);
+  const counts = [...(samples ?? new Map<string, number>())]
+    .filter(([name, value]) => name.startsWith('hermes_sidecar_connections_closed_total{listener="web"') && value > 0)
+    .map(([name, value]) => `${value} ${/reason="(\w+)"/.exec(name)?.[1] ?? '?'}`);
+  const dropped = samples?.get('hermes_sidecar_scrape_answers_dropped_total') ?? 0;
+  if (dropped > 0) counts.push(`${dropped} unread answers dropped`);
+  return counts.length === 0 ? '' : `; closed: ${counts.join(', ')}`;
+}
+
+async function listenerAttacks(): Promise<void> {
+  process.stdout.write(`6. peers that stall a listener (load ${loadavg().map((value) => value.toFixed(2)).join(' ')})\n`);
+  const capConfig = tempFile('config.yml', 'labels:\n  tool: {cap: 100000}\n');
+  const rounds: { label: string; atCap: boolean; attacks: Attack[] }[] = [
+    { label: 'few series', atCap: false, attacks: [pipelined(1), pipelined(4), unread, halfSent] },
+    { label: 'at the series cap', atCap: true, attacks: [pipelined(1), pipelined(4), unread] },
+  ];
+  for (const round of rounds) {
+    for (const attack of round.attacks.filter((candidate) => attackFilter === undefined || candidate.name.includes(attackFilter))) {
+      // A fresh sidecar per attack: what one attack leaves behind does not count against the next.
+      const sidecar = await edgeSidecar(round.atCap ? [`--config.file=${capConfig}`] : []);
+      try {
+        const series = round.atCap ? await fillToSeriesCap(sidecar) : undefined;
+        await sleep(1000);
+        const idle = rssMiB(sidecar.child.pid);
+        const stop = await attack.start(sidecar);
+        await sleep(500);
+        const honest = await honestWhile(sidecar, Date.now() + ATTACK_MS);
+        stop();
+        const after = await probe(`${sidecar.web}/-/ready`);
+        const closes = await closedByListener(sidecar);
+        const gone = sidecar.child.exitCode !== null || sidecar.child.signalCode !== null;
+        const name = `${attack.name}${round.atCap ? `, at the series cap (${series} series)` : ''}${attack === halfSent ? ` (attacker: ${attackerCounts})` : ''}`;
+        const worstScrape = honest.scrape.worst;
+        const worstReady = honest.ready.worst;
+        const rssAbove = honest.peakRss - idle;
+        const verdict =
+          worstScrape < 1000 && worstReady < 1000 && honest.scrape.failures === 0 && honest.ready.failures === 0 && honest.ingest.failures === 0 && rssAbove <= 64
+            ? 'met'
+            : 'NOT met';
+        process.stdout.write(`  ${name}\n`);
+        record(
+          `${name}: worst scrape / ready / ingest; failed; RSS idle → peak`,
+          `${ms(worstScrape)} / ${ms(worstReady)} / ${ms(honest.ingest.worst)}; failed ${honest.scrape.failures}/${honest.ready.failures}/${honest.ingest.failures} of ${honest.scrape.count}; ${idle} → ${honest.peakRss} MiB (+${rssAbove.toFixed(1)}); ready after ${after.status}${gone ? '; the sidecar died' : ''}${closes}`,
+          `< 1 s, 0 failed, ≤ +64 MiB: ${verdict}`,
+        );
+      } finally {
+        await sidecar.stop('SIGKILL');
+      }
+    }
+  }
+}
+
+const SECTIONS = { 'hooks-flood': hooksFlood, 'scrape-under-body': scrapeUnderBody, 'bcrypt-flood': bcryptFlood, 'heartbeat-keys': heartbeatKeys, overload, listener: listenerAttacks } as const;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' } } });
+  const { values } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' }, attack: { type: 'string' } } });
+  attackFilter = values.attack;
   const names = values.only === undefined ? Object.keys(SECTIONS) : values.only.split(',');
   const started = new Date().toISOString();
   const load = loadavg().map((value) => value.toFixed(2)).join(' ');
@@ -326,7 +568,7 @@ async function main(): Promise<void> {
   }
   if (values.out !== undefined) {
     const table = ['| measure | figure | target / before |', '|---|---|---|', ...rows.map((row) => `| ${row.join(' | ')} |`)];
-    const header = `Command: \`npx tsx bench/edge.ts${values.only === undefined ? '' : ` --only ${values.only}`}\` on ${started}; ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), load average at start ${load}, Node ${process.version}.\n\n`;
+    const header = `Command: \`npx tsx bench/edge.ts${values.only === undefined ? '' : ` --only ${values.only}`}${values.attack === undefined ? '' : ` --attack ${values.attack}`}\` on ${started}; ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), load average at start ${load}, Node ${process.version}.\n\n`;
     writeFileSync(values.out, `${header}${table.join('\n')}\n`);
   }
 }

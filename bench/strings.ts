@@ -10,11 +10,12 @@
  *
  * Run: node --expose-gc --import tsx bench/strings.ts
  */
-import type { Server } from 'node:http';
+import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
-import { createSidecar, listen } from '../src/app.js';
+import { createIngestServer, createSidecar } from '../src/app.js';
+import { listenOn } from '../src/net/listener.js';
 import { defaultConfig } from '../src/config.js';
 
 const MiB = 1024 * 1024;
@@ -37,7 +38,7 @@ interface Running {
 async function start(): Promise<Running> {
   const config = defaultConfig({ 'web.listen-address': '127.0.0.1:0', 'ingest.listen-address': '127.0.0.1:0' });
   const sidecar = createSidecar(config, { logger: pino({ level: 'silent' }), defaultMetrics: false });
-  const servers: Server[] = [await listen(sidecar.ingestApp, config.ingest.listen), await listen(sidecar.webApp, config.web.listen)];
+  const servers: Server[] = [await listenOn(createIngestServer(sidecar), config.ingest.listen), await listenOn(http.createServer(sidecar.webApp), config.web.listen)];
   const [ingest, web] = servers.map((server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
   return {
     base: ingest ?? '',

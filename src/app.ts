@@ -3,9 +3,9 @@
  * tests build as many independent sidecars as they like.
  */
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
-import type { Config, ListenAddress } from './config.js';
+import type { Config } from './config.js';
+import { createListener, limitsFrom } from './net/listener.js';
 import { createIngestApp, type IngestAppOptions } from './ingest/app.js';
 import { createWebApp } from './web/app.js';
 import { createExposition, renderText, type Exposition } from './exposition/exposition.js';
@@ -163,28 +163,22 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
   };
 }
 
-/** Listens on host:port and resolves with the bound address (port 0 picks a free one). */
-export function listen(app: Express, address: ListenAddress): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const server = app.listen(address.port, address.host);
-    server.once('listening', () => resolve(server));
-    server.once('error', reject);
+/**
+ * The ingest listener's server, not yet listening. A request may take its headers timeout plus
+ * the body timeout (and a second more), so a slow body is answered by the ingest app's own 408,
+ * counted as body_timeout, before Node's request timeout closes the connection.
+ */
+export function createIngestServer(sidecar: Sidecar): Server {
+  const { config } = sidecar;
+  return createListener(sidecar.ingestApp, {
+    name: 'ingest',
+    limits: limitsFrom(config.listeners.ingest, config.ingest.bodyTimeoutSeconds * 1000 + 1000),
+    metrics: metricsOwnedBy(sidecar.metrics, 'net/connections'),
   });
 }
 
-export function boundAddress(server: Server): string {
-  const { address, port } = server.address() as AddressInfo;
-  return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
-}
-
-export function closeServer(server: Server, graceMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
-    timer.unref();
-    server.close(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
-}
+/**
+ * The web listener's bounds: a scrape carries no body, so the whole request may take its
+ * headers timeout once more.
+ */
+export const webListenerLimits = (config: Config) => limitsFrom(config.listeners.web, config.listeners.web.headersTimeoutSeconds * 1000);

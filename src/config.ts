@@ -17,6 +17,7 @@ import { DEFAULT_LABEL_CAPS, OPEN_LABELS, type LabelRule, type LabelRules } from
 import { closest } from './suggest.js';
 import type { PriceEntry } from './correlate/recorders/pricing.js';
 import { DEFAULT_MAX_TABLE_BYTES } from './correlate/assemble.js';
+import type { ListenerSettings } from './net/listener.js';
 
 export { ConfigError } from './errors.js';
 
@@ -69,6 +70,12 @@ export const OPTIONS = [
   { flag: 'memory.heap-limit-bytes', kind: 'nonNegativeInt', default: 0, help: 'Used V8 heap above which ingest answers 503 + Retry-After until it falls again (0 disables).' },
   { flag: 'log.level', kind: 'logLevel', default: 'info', help: 'Log level: fatal, error, warn, info, debug, trace or silent. At debug, every refused or rejected ingest request is logged with its code, route and counts.' },
   { flag: 'log.format', kind: 'logFormat', default: 'json', help: 'Log line format: json (one JSON object per line) or logfmt (key=value pairs).' },
+  { flag: 'web.max-connections', kind: 'positiveInt', default: 64, help: 'Most connections open on the web listener. At the cap a new connection closes the oldest one with no request in progress (idle, or its request head not complete); only when all are mid-request is it refused. Prometheus needs one per scrape job and replica; each connection may hold one unread answer in the kernel, so the cap also bounds that memory.' },
+  { flag: 'web.headers-timeout', kind: 'seconds', default: 5, help: 'Seconds a request head may take to arrive on the web listener (408 and closed after; a scraper sends its head at once). The whole request may take twice this.' },
+  { flag: 'web.write-timeout', kind: 'seconds', default: 30, help: 'Seconds an answer of the web listener may take to be read by the peer once sending began; past it the connection is dropped. Raise it only for scrapes of many megabytes over slow links.' },
+  { flag: 'ingest.max-connections', kind: 'positiveInt', default: 256, help: 'Most connections open on the ingest listener, with the same eviction at the cap as --web.max-connections. The bridge plugin holds one per Hermes process.' },
+  { flag: 'ingest.headers-timeout', kind: 'seconds', default: 5, help: 'Seconds a request head may take to arrive on the ingest listener (408 and closed after). The whole request may take this plus --ingest.body-timeout.' },
+  { flag: 'ingest.write-timeout', kind: 'seconds', default: 30, help: 'Seconds an answer of the ingest listener may take to be read by the peer once sending began; past it the connection is dropped.' },
   { flag: 'config.file', kind: 'file', default: undefined, help: 'YAML file with any option above plus labels: (caps, allow-lists, rewrites), buckets: and prices: (USD per million tokens per provider/model).', inFile: false },
 ] as const satisfies readonly OptionSpec[];
 
@@ -130,6 +137,7 @@ export interface Config {
   readonly prices: readonly PriceEntry[];
   readonly logLevel: string;
   readonly logFormat: LogFormat;
+  readonly listeners: { readonly web: ListenerSettings; readonly ingest: ListenerSettings };
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -422,6 +430,10 @@ export function loadConfig(inputs: ConfigInputs): Config {
     prices: file.prices.map((price): PriceEntry => ({ ...price })),
     logLevel: get('log.level'),
     logFormat: get('log.format'),
+    listeners: {
+      web: { maxConnections: get('web.max-connections'), headersTimeoutSeconds: get('web.headers-timeout'), writeTimeoutSeconds: get('web.write-timeout') },
+      ingest: { maxConnections: get('ingest.max-connections'), headersTimeoutSeconds: get('ingest.headers-timeout'), writeTimeoutSeconds: get('ingest.write-timeout') },
+    },
   });
 }
 

@@ -4,10 +4,11 @@
  * SIGTERM/SIGINT stop accepting (503 + Retry-After), drain the queue, close the listeners and
  * exit 0.
  */
-import { boundAddress, closeServer, createSidecar, errorFields, listen } from './app.js';
+import { createIngestServer, createSidecar, errorFields, webListenerLimits } from './app.js';
 import { defaultPluginSourceDir, runInstallPlugin } from './cli/installPlugin.js';
 import { ConfigError, helpText, loadConfig, type ListenAddress } from './config.js';
-import { createWebServer, listenOn } from './web/server.js';
+import { createWebServer } from './web/server.js';
+import { boundAddress, closeServer, listenOn } from './net/listener.js';
 import { createLogger } from './log.js';
 import { VERSION, versionText } from './version.js';
 import { metricsOwnedBy } from './metrics/registry.js';
@@ -44,9 +45,11 @@ async function runSidecar(argv: readonly string[]): Promise<void> {
     configFile: config.web.configFile,
     logger,
     metrics: metricsOwnedBy(sidecar.metrics, 'web/server'),
+    limits: webListenerLimits(config),
+    connectionMetrics: metricsOwnedBy(sidecar.metrics, 'net/connections'),
   });
   const web = await bind('web', config.web.listen, () => listenOn(webServer.server, config.web.listen));
-  const ingest = await bind('ingest', config.ingest.listen, () => listen(sidecar.ingestApp, config.ingest.listen));
+  const ingest = await bind('ingest', config.ingest.listen, () => listenOn(createIngestServer(sidecar), config.ingest.listen));
   const sweeper = setInterval(() => {
     sidecar.sweep().catch((error: unknown) => logger.error({ code: 'sweep_failed', ...errorFields(error) }, 'a TTL sweep failed'));
   }, config.correlator.sweepIntervalSeconds * 1000);

@@ -18,7 +18,7 @@ import { Session } from 'node:inspector';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { gzip } from 'node:zlib';
-import { boundAddress, listen } from '../../src/app.js';
+import { boundAddress, listenOn } from '../../src/net/listener.js';
 import { createPromClientPipeline } from '../alternatives.js';
 import { compareSamples, expositionSamples } from '../equivalence.js';
 import { buildSidecar, scrapeText, seedSeries } from '../inprocess.js';
@@ -54,8 +54,8 @@ setInterval(() => {
 const clock = () => now;
 
 const sidecar = buildSidecar({ ...(values.config === undefined ? {} : { configFile: values.config }), defaultMetrics: true, listen: true, clock });
-const web = await listen(sidecar.webApp, sidecar.config.web.listen);
-const ingest = await listen(sidecar.ingestApp, sidecar.config.ingest.listen);
+const web = await listenOn(createServer(sidecar.webApp), sidecar.config.web.listen);
+const ingest = await listenOn(createServer(sidecar.ingestApp), sidecar.config.ingest.listen);
 const prom = createPromClientPipeline(sidecar.config, true, clock);
 // prom-client served the plain way: render on request, one write (gzipped with zlib when asked).
 const promServer = createServer((request, response) => {

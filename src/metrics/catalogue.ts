@@ -281,6 +281,14 @@ export const VALUES = {
     'error_type', 'status', 'surface', 'pattern_key', 'choice', 'decided_by', 'child_role',
     'child_status', 'stop_reason', 'memory_provider', 'action', 'event', 'hermes_version', 'profile',
   ],
+  /** The sidecar's two listeners. */
+  listener: ['web', 'ingest'],
+  /**
+   * Why a listener closed a connection itself: refused at the connection cap (every connection
+   * mid-request), evicted at the cap to make room, its request head or whole request too slow,
+   * its response not drained in time, too many pipelined requests waiting.
+   */
+  connection_close_reason: ['limit', 'evicted', 'headers_timeout', 'request_timeout', 'write_timeout', 'pipeline_limit'],
 } as const satisfies Record<string, readonly string[]>;
 
 type ValueSet = keyof typeof VALUES;
@@ -423,6 +431,7 @@ const webServer = ownedBy('web/server');
 const memory = ownedBy('ingest/memory');
 const bodies = ownedBy('ingest/body');
 const root = ownedBy('app');
+const connections = ownedBy('net/connections');
 
 const API = { kind: VALUES.api_kind, provider: OPEN, model: OPEN } as const;
 
@@ -635,6 +644,14 @@ export const CATALOGUE = {
     'Failures while rendering /metrics, by stage ({stage}): a collector that threw (collect) or a render that failed and answered 500 (render).'),
   buildInfo: root.gauge('hermes_sidecar_build_info', { version: INFO, revision: INFO, node_version: INFO }, 'self',
     'Build information: package version, git revision at build time and Node.js version; always 1.'),
+  connectionsClosed: connections.counter('hermes_sidecar_connections_closed_total', { listener: VALUES.listener, reason: VALUES.connection_close_reason }, 'self',
+    'Connections a listener closed itself, by listener and reason ({reason}): refused at --<listener>.max-connections with every connection mid-request (limit), the oldest idle or half-sent one closed to make room at the cap (evicted), request head or whole request too slow (headers_timeout, request_timeout), a response not drained within --<listener>.write-timeout (write_timeout), more pipelined requests waiting than allowed (pipeline_limit).'),
+  connectionsOpen: connections.gauge('hermes_sidecar_connections_open', { listener: VALUES.listener }, 'self',
+    'Connections open on each listener (bounded by --web.max-connections and --ingest.max-connections).'),
+  scrapeAnswersDropped: web.counter('hermes_sidecar_scrape_answers_dropped_total', {}, 'self',
+    'Scrape answers dropped with their connection before the peer had read them, to keep the bytes of unread answers under 32 MiB: those peers had not read an older render than everyone else.'),
+  connectionsLimit: connections.gauge('hermes_sidecar_connections_limit', { listener: VALUES.listener }, 'self',
+    'The configured cap on open connections of each listener.'),
 } as const satisfies Record<string, MetricSpec>;
 
 export type Catalogue = typeof CATALOGUE;

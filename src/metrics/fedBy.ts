@@ -115,6 +115,10 @@ export const FED_BY = {
   seriesOverflow: { feed: 'sidecar', by: 'series storage' },
   scrapeErrors: { feed: 'sidecar', by: '/metrics' },
   buildInfo: { feed: 'sidecar', by: 'build' },
+  connectionsClosed: { feed: 'sidecar', by: 'web and ingest listeners' },
+  connectionsOpen: { feed: 'sidecar', by: 'web and ingest listeners' },
+  connectionsLimit: { feed: 'sidecar', by: 'configuration' },
+  scrapeAnswersDropped: { feed: 'sidecar', by: '/metrics' },
 } as const satisfies Record<MetricKey, FedBy>;
 
 /** Metrics no Hermes release feeds (envelope variant only): not on the dashboards, not in rules. */

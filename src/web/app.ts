@@ -5,13 +5,14 @@
  * format the scraper asks for (OpenMetrics or text 0.0.4, gzipped when accepted; see
  * src/exposition/negotiate.ts). If a collector or the render fails, the failure is counted and
  * the answer is 500, never a 200 with stale or partial text, so Prometheus marks the target down
- * (`up == 0`). The whole text is rendered before the first byte is sent.
+ * (`up == 0`). The whole text is rendered before the first byte is sent, and scrapes that arrive
+ * during a render share it (scrape.ts).
  */
 import express, { type Express, type Response } from 'express';
 import type { Exposition } from '../exposition/exposition.js';
 import { acceptsGzip, CONTENT_TYPES, negotiateFormat } from '../exposition/negotiate.js';
-import { writeGzipped, writeParts } from '../exposition/write.js';
 import { metricsOwnedBy, type MetricsRegistry, type OwnedMetrics } from '../metrics/registry.js';
+import { DEFAULT_MAX_HELD_BYTES, HeldBodies, RenderFailure, SharedRenders, type RenderedBody } from './scrape.js';
 
 export interface WebAppOptions {
   readonly registry: Pick<MetricsRegistry, 'metrics'>;
@@ -23,6 +24,8 @@ export interface WebAppOptions {
   /** Readiness and the word for it on /-/ready (503 when not ready). */
   readonly ready: () => { readonly ready: boolean; readonly reason: string };
   readonly onScrapeError: (stage: 'collect' | 'render', error: unknown) => void;
+  /** Most bytes of answers sent and not yet read by their peers (DEFAULT_MAX_HELD_BYTES). */
+  readonly maxHeldBytes?: number;
 }
 
 function landingPage(telemetryPath: string, version: string): string {
@@ -61,6 +64,13 @@ function failScrape(response: Response): void {
   response.status(500).type('text/plain').send('metrics could not be rendered\n');
 }
 
+/** The body at once, chunk by chunk: the chunks are shared with other scrapes, so no copy is made and no wait is needed. */
+function sendBody(response: Response, body: RenderedBody): void {
+  response.setHeader('Content-Length', String(body.bytes));
+  for (const chunk of body.chunks) response.write(chunk);
+  response.end();
+}
+
 export function createWebApp(options: WebAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -69,22 +79,33 @@ export function createWebApp(options: WebAppOptions): Express {
   const metrics = metricsOwnedBy(options.registry.metrics, 'web/app');
   const page = landingPage(options.telemetryPath, options.version);
 
-  app.get(options.telemetryPath, async (request, response) => {
-    if (!runCollectors(options, metrics)) return failScrape(response);
-    const format = negotiateFormat(request.get('accept'));
-    let parts: string[];
-    try {
-      parts = await options.exposition.render(format);
-    } catch (error) {
+  const renders = new SharedRenders({
+    exposition: options.exposition,
+    collect: () => runCollectors(options, metrics),
+    renderFailed: (error) => {
       metrics.scrapeErrors.inc({ stage: 'render' });
       options.onScrapeError('render', error);
-      return failScrape(response);
-    }
+    },
+  });
+
+  const held = new HeldBodies(options.maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES, (count) => metrics.scrapeAnswersDropped.inc({}, count));
+
+  app.get(options.telemetryPath, async (request, response) => {
+    const format = negotiateFormat(request.get('accept'));
     const gzip = acceptsGzip(request.get('accept-encoding'));
+    let body: RenderedBody;
+    try {
+      body = await renders.body(format, gzip);
+    } catch (error) {
+      if (error instanceof RenderFailure) return failScrape(response);
+      throw error;
+    }
+    // A scraper that went away while the render ran gets nothing.
+    if (response.destroyed) return;
     response.status(200).set({ 'Content-Type': CONTENT_TYPES[format], Vary: 'Accept, Accept-Encoding' });
     if (gzip) response.set('Content-Encoding', 'gzip');
-    // A scraper that goes away mid-answer only ends its own response.
-    await (gzip ? writeGzipped(parts, response) : writeParts(parts, response));
+    held.hold(body, response);
+    sendBody(response, body);
   });
   app.get('/-/healthy', (_request, response) => {
     response.type('text/plain').send('Healthy\n');

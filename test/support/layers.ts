@@ -9,6 +9,8 @@ export const LAYERS: Readonly<Record<string, number>> = {
   'slices.ts': 0,
   'version.ts': 0,
   metrics: 1,
+  // The listeners' connection bounds: they need only the metrics.
+  net: 1.5,
   contract: 2,
   correlate: 3,
   exposition: 4,

@@ -13,20 +13,12 @@ import bcrypt from 'bcryptjs';
 import express from 'express';
 import { pino } from 'pino';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { boundAddress, closeServer } from '../../src/app.js';
+import { boundAddress, closeServer, listenOn } from '../../src/net/listener.js';
 import { createExposition, renderText } from '../../src/exposition/exposition.js';
 import { DEFAULT_BUCKETS } from '../../src/metrics/catalogue.js';
 import { createMetricsRegistry, metricsOwnedBy } from '../../src/metrics/registry.js';
 import { parseSamples, series } from '../support/exposition.js';
-import {
-  createWebServer,
-  CredentialChecker,
-  decoyHash,
-  listenOn,
-  parseBasicAuth,
-  type WebServer,
-  type WebServerOptions,
-} from '../../src/web/server.js';
+import { createWebServer, type WebServer, type WebServerOptions } from '../../src/web/server.js';
 import { scratchDir } from '../support/scratch.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -374,36 +366,6 @@ describe('basic auth', () => {
     const harness = await start(file);
     expect((await get(harness.port, { tls: true, ...scraper() })).status).toBe(401);
     expect((await get(harness.port, { tls: true, ...scraper(), user: 'alice', password: PASSWORD })).status).toBe(200);
-  });
-});
-
-describe('CredentialChecker', () => {
-  it('parses Basic credentials like Go (case-insensitive scheme, first colon splits, strict base64)', () => {
-    const basic = (text: string) => `Basic ${Buffer.from(text).toString('base64')}`;
-    expect(parseBasicAuth(basic('alice:pa:ss'))).toEqual({ user: 'alice', password: 'pa:ss' });
-    expect(parseBasicAuth(`bAsIc ${Buffer.from('a:b').toString('base64')}`)).toEqual({ user: 'a', password: 'b' });
-    expect(parseBasicAuth(basic(':'))).toEqual({ user: '', password: '' });
-    expect(parseBasicAuth(basic('no-colon'))).toBeUndefined();
-    expect(parseBasicAuth('Basic YWxpY2U6cHc')).toBeUndefined(); // unpadded
-    expect(parseBasicAuth(undefined)).toBeUndefined();
-  });
-
-  it('makes the decoy as slow as the slowest configured hash', () => {
-    const users = (...costs: number[]) => new Map(costs.map((cost, index) => [`u${index}`, `$2y$${String(cost).padStart(2, '0')}$${'a'.repeat(53)}`]));
-    expect(bcrypt.getRounds(decoyHash(users(4)))).toBe(4);
-    expect(bcrypt.getRounds(decoyHash(users(10, 12)))).toBe(12);
-  });
-
-  it('forgets verifications on clear() (a reload)', async () => {
-    const compare = vi.fn(async () => true);
-    const checker = new CredentialChecker({ compare });
-    const users = new Map([['alice', fastHash]]);
-    const header = `Basic ${Buffer.from(`alice:${PASSWORD}`).toString('base64')}`;
-    await checker.check(users, header);
-    await checker.check(users, header);
-    checker.clear();
-    await checker.check(users, header);
-    expect(compare).toHaveBeenCalledTimes(2);
   });
 });
 

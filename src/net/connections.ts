@@ -1,0 +1,222 @@
+/**
+ * The open connections of one listener, bounded so that no peer can stall it:
+ *
+ *  - at most `maxConnections` open. At the cap a new connection evicts the oldest one with no
+ *    request in progress (an idle keep-alive, or one whose request head is not complete yet),
+ *    else the oldest whose peer has taken none of its answer for half a second; only when every
+ *    connection is mid-request is the new one refused. A plain
+ *    `server.maxConnections` would let thousands of half-sent heads lock the honest scraper out
+ *    until they time out; eviction makes the attacker's connections the ones that go.
+ *  - one request in flight per connection. Node parses pipelined requests as they arrive and
+ *    hands every one to the handler at once, whose answers then wait in memory behind the
+ *    first: a peer that pipelines 2,000 scrapes and never reads makes 2,000 renders. Here a
+ *    pipelined request waits until the answer before it has been handed to the socket; at most
+ *    `maxWaitingRequests` may wait, past that the connection is closed.
+ *  - a response not handed to the kernel within `writeTimeoutMs` of its first byte (a peer that
+ *    does not read) is dropped with its connection.
+ *  - timeouts of the request head and of the whole request (Node's own checks, which this table
+ *    only counts).
+ *
+ * Every close made here is counted by reason in hermes_sidecar_connections_closed_total.
+ */
+import type http from 'node:http';
+import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import type { ValueOf } from '../metrics/catalogue.js';
+import type { OwnedMetrics } from '../metrics/registry.js';
+
+export type ListenerName = ValueOf<'listener'>;
+export type CloseReason = ValueOf<'connection_close_reason'>;
+
+export interface ConnectionLimits {
+  readonly maxConnections: number;
+  readonly maxWaitingRequests: number;
+  readonly writeTimeoutMs: number;
+}
+
+interface ActiveResponse {
+  readonly response: http.ServerResponse;
+  /** When a sweep first saw the answer sending. */
+  writingSince: number | undefined;
+  /** Bytes queued for the socket at the last sweep that saw the peer take some, and when. */
+  progress: { queued: number; at: number } | undefined;
+}
+
+interface Connection {
+  readonly socket: Socket;
+  /** The event-loop turn it was admitted in (see ConnectionTable.turn). */
+  readonly turn: number;
+  /** The response being produced or sent; undefined while the connection is idle or reading a head. */
+  active: ActiveResponse | undefined;
+  /** Pipelined requests that wait for the active one, in order. */
+  readonly waiting: (() => void)[];
+}
+
+/** What Node answers to a request it cannot read, before it closes the connection (as its default clientError handler does). */
+const CLIENT_ERROR_ANSWERS: Readonly<Record<string, string>> = {
+  ERR_HTTP_REQUEST_TIMEOUT: 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n',
+  HPE_HEADER_OVERFLOW: 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n',
+};
+const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n';
+/** Turns after its accept during which a connection is not evicted for an incomplete head. */
+const YOUNG_TURNS = 2;
+/** An answer whose peer took none of it for this long (as the sweeps see it) makes its connection evictable at the cap. */
+const STALLED_WRITE_MS = 500;
+
+export class ConnectionTable {
+  /** Insertion order is age order: the first evictable entry is the oldest. */
+  private readonly connections = new Map<Socket, Connection>();
+  /** The TLS socket a request arrives on, to the TCP socket this table tracks. */
+  private readonly secure = new WeakMap<Socket, Connection>();
+  /**
+   * Counts event-loop turns while connections are young. A connection's request head is read at
+   * the earliest in the turn after its accept, and connections accepted together (one batch of a
+   * flood) must not evict each other before any head could be read: a connection is evictable
+   * for an incomplete head only from its second turn on.
+   */
+  private turn = 0;
+  private lastAdmitTurn = -1;
+  private turnScheduled = false;
+
+  constructor(
+    private readonly listener: ListenerName,
+    private readonly limits: ConnectionLimits,
+    private readonly metrics: OwnedMetrics<'net/connections'> | undefined,
+    private readonly now: () => number = Date.now,
+  ) {
+    metrics?.connectionsLimit.set({ listener }, limits.maxConnections);
+    metrics?.connectionsOpen.set({ listener }, 0);
+  }
+
+  get size(): number {
+    return this.connections.size;
+  }
+
+  /** Tracks the server's connections (TCP, before any TLS handshake) and counts its request timeouts. */
+  attach(server: http.Server): void {
+    server.prependListener('connection', (socket: Socket) => this.admit(socket));
+    server.prependListener('secureConnection', (socket: TLSSocket) => {
+      // A TLSSocket wraps the TCP socket 'connection' saw; Node keeps it as _parent.
+      const raw = (socket as TLSSocket & { _parent?: Socket })._parent;
+      const connection = raw === undefined ? undefined : this.connections.get(raw);
+      if (connection !== undefined) this.secure.set(socket, connection);
+    });
+    server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => this.clientError(error, socket));
+  }
+
+  /** The handler, called with one request per connection at a time. */
+  serialize(handler: http.RequestListener): http.RequestListener {
+    return (request, response) => {
+      const connection = this.connectionOf(request.socket);
+      if (connection === undefined) return void handler(request, response);
+      // Node goes on parsing what was already read after a close: those requests have no one to answer.
+      if (connection.socket.destroyed) return;
+      const run = () => this.dispatch(connection, handler, request, response);
+      if (connection.active === undefined && connection.waiting.length === 0) return run();
+      if (connection.waiting.length >= this.limits.maxWaitingRequests) return this.close(connection, 'pipeline_limit');
+      connection.waiting.push(run);
+    };
+  }
+
+  /** Drops every response that has been sending for longer than the write timeout. */
+  sweep(): void {
+    const now = this.now();
+    for (const connection of this.connections.values()) {
+      const active = connection.active;
+      if (active === undefined || !active.response.headersSent || active.response.writableFinished) continue;
+      active.writingSince ??= now;
+      const queued = connection.socket.writableLength;
+      if (active.progress === undefined || queued === 0 || queued < active.progress.queued) active.progress = { queued, at: now };
+      if (now - active.writingSince >= this.limits.writeTimeoutMs) this.close(connection, 'write_timeout');
+    }
+  }
+
+  private admit(socket: Socket): void {
+    if (this.connections.size >= this.limits.maxConnections && !this.evictOne()) {
+      this.metrics?.connectionsClosed.inc({ listener: this.listener, reason: 'limit' });
+      socket.destroy();
+      return;
+    }
+    const connection: Connection = { socket, turn: this.turn, active: undefined, waiting: [] };
+    this.lastAdmitTurn = this.turn;
+    this.countTurns();
+    this.connections.set(socket, connection);
+    this.metrics?.connectionsOpen.set({ listener: this.listener }, this.connections.size);
+    socket.once('close', () => {
+      this.connections.delete(socket);
+      this.metrics?.connectionsOpen.set({ listener: this.listener }, this.connections.size);
+    });
+  }
+
+  private countTurns(): void {
+    if (this.turnScheduled) return;
+    this.turnScheduled = true;
+    setImmediate(() => {
+      this.turnScheduled = false;
+      this.turn += 1;
+      if (this.turn - this.lastAdmitTurn < YOUNG_TURNS) this.countTurns();
+    });
+  }
+
+  /**
+   * Makes room at the cap: closes the oldest connection with no request in progress, else the
+   * oldest whose answer has waited for its peer to read it for half a second (a peer that
+   * does not read must not hold its place until the write timeout); false when every connection
+   * is mid-request and reading.
+   */
+  private evictOne(): boolean {
+    const evictable = this.oldest((connection) => connection.active === undefined && connection.waiting.length === 0 && this.turn - connection.turn >= YOUNG_TURNS) ??
+      this.oldest((connection) => this.stalled(connection));
+    if (evictable === undefined) return false;
+    this.close(evictable, 'evicted');
+    return true;
+  }
+
+  private oldest(matches: (connection: Connection) => boolean): Connection | undefined {
+    for (const connection of this.connections.values()) if (!connection.socket.destroyed && matches(connection)) return connection;
+    return undefined;
+  }
+
+  /** An answer whose peer has taken none of its queued bytes for STALLED_WRITE_MS, as the sweeps saw it. */
+  private stalled(connection: Connection): boolean {
+    const progress = connection.active?.progress;
+    return progress !== undefined && connection.socket.writableLength > 0 && this.now() - progress.at >= STALLED_WRITE_MS;
+  }
+
+  private dispatch(connection: Connection, handler: http.RequestListener, request: http.IncomingMessage, response: http.ServerResponse): void {
+    connection.active = { response, writingSince: undefined, progress: undefined };
+    const done = () => {
+      response.off('finish', done);
+      response.off('close', done);
+      if (connection.active?.response !== response) return;
+      connection.active = undefined;
+      if (!connection.socket.destroyed) connection.waiting.shift()?.();
+    };
+    response.on('finish', done);
+    response.on('close', done);
+    handler(request, response);
+  }
+
+  private connectionOf(socket: Socket): Connection | undefined {
+    return this.connections.get(socket) ?? this.secure.get(socket);
+  }
+
+  private clientError(error: NodeJS.ErrnoException, socket: Socket): void {
+    const connection = this.connectionOf(socket);
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      // Node's check does not say which of its two timeouts expired: a connection with a request
+      // handed to the handler (or waiting for one) had its head in time.
+      const headComplete = connection !== undefined && (connection.active !== undefined || connection.waiting.length > 0);
+      this.metrics?.connectionsClosed.inc({ listener: this.listener, reason: headComplete ? 'request_timeout' : 'headers_timeout' });
+    }
+    if (socket.writable && socket.bytesWritten === 0) socket.write(CLIENT_ERROR_ANSWERS[error.code ?? ''] ?? BAD_REQUEST);
+    socket.destroy();
+  }
+
+  private close(connection: Connection, reason: CloseReason): void {
+    if (connection.socket.destroyed) return;
+    this.metrics?.connectionsClosed.inc({ listener: this.listener, reason });
+    connection.waiting.length = 0;
+    connection.socket.destroy();
+  }
+}
