@@ -59,6 +59,11 @@ const CHOICES: Record<string, readonly string[]> = {
   smart: ['smart_approve', 'smart_deny'],
 };
 
+/** One turn in this many is interrupted by /stop. */
+const INTERRUPT_EVERY = 20;
+/** The context window every generated model reports, in tokens. */
+const CONTEXT_LENGTH = 200_000;
+
 interface Agent {
   readonly instance: string;
   seq: number;
@@ -80,6 +85,8 @@ export class TrafficModel {
   /** Lines sent with a sequence number, and how many the faults deliberately skipped. */
   emitted = 0;
   skipped = 0;
+  /** Turns generated: every INTERRUPT_EVERY-th is followed by a /stop (agent_loop_stopped). */
+  private turns = 0;
 
   constructor(options: TrafficOptions = {}) {
     this.random = seededRandom(options.seed ?? 1);
@@ -154,6 +161,11 @@ export class TrafficModel {
         turn_exit_reason: failedTurn ? 'api_error' : maxed ? 'max_iterations_reached(90/90)' : 'text_response(finish_reason=stop)',
       }, 0.2),
     );
+    // Counted, not drawn: the random stream (and so every seeded test's traffic) stays as it was.
+    this.turns += 1;
+    if (this.turns % INTERRUPT_EVERY === 0) {
+      lines.push(this.line(agent, 'agent_loop_stopped', { session_key: `${agent.platform}:${agent.session}`, platform: agent.platform, reason: 'user_stop', invalidation_reason: 'stop_command' }));
+    }
     if (agent.turn >= 5 + Math.floor(this.random() * 5)) lines.push(...this.rotateSession(agent));
     return lines;
   }
@@ -181,6 +193,8 @@ export class TrafficModel {
         api_duration: this.clock + duration - startedAt,
         started_at: startedAt,
         first_chunk_at: startedAt + 0.1 + this.random() * 1.5,
+        // A Hermes that passes the context window (post_api_request context_length).
+        context_length: CONTEXT_LENGTH,
         finish_reason: this.random() < 0.6 ? 'tool_calls' : this.random() < 0.95 ? 'stop' : 'length',
         usage: { input_tokens: input, cache_read_tokens: cacheRead, cache_write_tokens: Math.floor(this.random() * 500), output_tokens: output, reasoning_tokens: Math.floor(output * this.random() * 0.3), prompt_tokens: input + cacheRead },
       }, duration));

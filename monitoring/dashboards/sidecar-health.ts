@@ -222,6 +222,19 @@ const ingest = (q: Promql): RowSpec => ({
   title: 'Ingest and queue',
   panels: [
     timeseries({
+      title: 'Listener connections',
+      description:
+        'Open connections per listener against their cap (--web.max-connections, --ingest.max-connections), and the connections the sidecar closed itself, by listener and reason: refused or evicted at the cap, a request head or request too slow, an answer not read in time, too many pipelined requests; and scrape answers dropped because too many bytes sat unread. A steady rate of closes means a peer that holds connections or does not read.',
+      unit: 'short',
+      min: 0,
+      queries: [
+        { expr: sumBy(['listener'], q.selected('hermes_sidecar_connections_open')), legend: '{{listener}} open' },
+        { expr: sumBy(['listener'], q.selected('hermes_sidecar_connections_limit')), legend: '{{listener}} cap' },
+        { expr: sumBy(['listener', 'reason'], q.rateOf('hermes_sidecar_connections_closed_total')), legend: '{{listener}} closed {{reason}} /s' },
+        { expr: sumBy([], q.rateOf('hermes_sidecar_scrape_answers_dropped_total')), legend: 'scrape answers dropped /s' },
+      ],
+    }),
+    timeseries({
       title: 'Events received by source and event',
       description: 'Events accepted for processing per second, by source (plugin, webhook, file) and hook name.',
       unit: 'cps',

@@ -68,6 +68,7 @@ describe.skipIf(tool.path === undefined)(`real Prometheus end to end${tool.skipR
   const model = new TrafficModel({ seed: 7, agents: 6, errorRate: 0.05, faults: true });
   const traffic = new AbortController();
   let sending: Promise<void>;
+  let trafficStartedAt = Date.now();
   const configDir = mkdtempSync(join(tmpdir(), 'sidecar-e2e-'));
 
   /** True once every panel query and recording rule has data and every rule has been evaluated. */
@@ -89,6 +90,7 @@ describe.skipIf(tool.path === undefined)(`real Prometheus end to end${tool.skipR
     // semconv on: the OpenTelemetry GenAI row and its recording rule need data too.
     sidecar = await startSidecarProcess([`--config.file=${join(configDir, 'config.yaml')}`, '--correlator.span-ttl=2', '--correlator.sweep-interval=1', '--metrics.semconv=true']);
     sending = sendTraffic({ url: `${sidecar.ingest}/v1/events`, model, rate: 600, batchSize: 60, signal: traffic.signal });
+    trafficStartedAt = Date.now();
     prometheus = await startPrometheus(tool.path ?? 'prometheus', new URL(sidecar.web).host);
     // Enough scrapes and rule evaluations for every rate() window to hold two samples: waited for
     // as a condition (with a deadline), so the tests below report exactly what has no data.
@@ -136,9 +138,12 @@ describe.skipIf(tool.path === undefined)(`real Prometheus end to end${tool.skipR
   });
 
   it('takes the API error-ratio alert to pending when errors burst', async () => {
+    // The 5-minute error ratio crosses 0.5 once the burst has lasted about as long as the healthy
+    // traffic before it (0.05 × healthy + 0.95 × burst > 0.5 × both): the deadline follows that.
+    const healthySeconds = (Date.now() - trafficStartedAt) / 1000;
     model.setErrorRate(0.95);
     let state: string | undefined;
-    for (let waited = 0; waited < 40 && state === undefined; waited += 1) {
+    for (const deadline = Date.now() + Math.min(healthySeconds * 1.2 + 30, 150) * 1000; Date.now() < deadline && state === undefined; ) {
       await sleep(1000);
       const body = (await (await fetch(`${prometheus.url}/api/v1/alerts`)).json()) as {
         data: { alerts: { labels: Record<string, string>; state: string }[] };
@@ -147,5 +152,5 @@ describe.skipIf(tool.path === undefined)(`real Prometheus end to end${tool.skipR
     }
     model.setErrorRate(0.05);
     expect(['pending', 'firing']).toContain(state);
-  }, 60_000);
+  }, 180_000);
 });

@@ -10,10 +10,10 @@ export const LAYERS: Readonly<Record<string, number>> = {
   'version.ts': 0,
   metrics: 1,
   // The listeners' connection bounds: they need only the metrics.
-  net: 1.5,
-  contract: 2,
-  correlate: 3,
-  exposition: 4,
-  ingest: 5,
-  web: 6,
+  net: 2,
+  contract: 3,
+  correlate: 4,
+  exposition: 5,
+  ingest: 6,
+  web: 7,
 };

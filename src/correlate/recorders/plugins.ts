@@ -66,6 +66,8 @@ export class PluginReportRecorder implements Collectable {
     // The arrival time: an observed_at from a skewed host clock must not decide liveness.
     report.heartbeatAt = this.context.clock();
     report.intervalSeconds = heartbeat.intervalSeconds ?? report.intervalSeconds;
+    // The next scrape reports this combination even if the instance has gone quiet by then (as 0).
+    this.reported.set(infoKey(labels), labels);
     this.countRefused(report, heartbeat);
   }
 
