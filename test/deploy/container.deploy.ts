@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { parseSamples } from '../support/exposition.js';
+import { candidatePort, retryOnAddressInUse } from '../support/ports.js';
 import { locate } from '../support/tools.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -147,9 +148,11 @@ async function listenedAddresses(name: string): Promise<{ web: string; ingest: s
       .map((line) => JSON.parse(line) as { msg?: string; web?: string; ingest?: string })
       .find((line) => line.msg === 'listening');
     if (listening?.web !== undefined && listening.ingest !== undefined) return { web: listening.web, ingest: listening.ingest };
+    if (podman(['inspect', '--format', '{{.State.Running}}', name], { allowFailure: true }).stdout.trim() === 'false') break;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  throw new Error(`${name} never logged its listen addresses: ${podman(['logs', name], { allowFailure: true }).stderr}`);
+  const logs = podman(['logs', name], { allowFailure: true });
+  throw new Error(`${name} never logged its listen addresses: ${logs.stdout}${logs.stderr}`);
 }
 
 describe.skipIf(skipReason !== undefined)(`Containerfile under podman (${skipReason ?? 'podman, runc, mmdebstrap'})`, () => {
@@ -216,10 +219,16 @@ describe.skipIf(skipReason !== undefined)(`Containerfile under podman (${skipRea
 
   it('serves events posted to it, passes its healthcheck, and stops with status 0 on podman stop', async () => {
     const name = `hermes-sidecar-test-${process.pid}`;
-    // Host network: the sidecar binds ports of the kernel's choice and logs them ("listening").
-    podman(['run', '--detach', '--name', name, '--env', 'HERMES_SIDECAR_WEB_LISTEN_ADDRESS=127.0.0.1:0', '--env', 'HERMES_SIDECAR_INGEST_LISTEN_ADDRESS=127.0.0.1:0', IMAGE]);
     try {
-      const { web, ingest } = await listenedAddresses(name);
+      // Host network. The image's healthcheck reads the web port from its environment, so the web
+      // port is chosen here (outside the ephemeral range, the start retried if it was taken); the
+      // ingest port is the kernel's choice, read from the "listening" log line.
+      const { web, ingest } = await retryOnAddressInUse(() => {
+        podman(['rm', '--force', name], { allowFailure: true });
+        const webAddress = `127.0.0.1:${candidatePort()}`;
+        podman(['run', '--detach', '--name', name, '--env', `HERMES_SIDECAR_WEB_LISTEN_ADDRESS=${webAddress}`, '--env', 'HERMES_SIDECAR_INGEST_LISTEN_ADDRESS=127.0.0.1:0', IMAGE]);
+        return listenedAddresses(name);
+      });
       await waitUntilReady(`http://${web}/-/ready`);
       const posted = await fetch(`http://${ingest}/v1/events`, {
         method: 'POST',
