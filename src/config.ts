@@ -12,12 +12,12 @@ import { z } from 'zod';
 import { numberLike, oneOf, positiveWholeNumber, readConfigFile, show, type ConfigFile } from './configFile.js';
 import { ConfigError } from './errors.js';
 import type { LogFormat } from './log.js';
-import { DEFAULT_BUCKETS, type BucketSets } from './metrics/catalogue.js';
 import { DEFAULT_LABEL_CAPS, OPEN_LABELS, type LabelRule, type LabelRules } from './metrics/labels.js';
 import { closest } from './suggest.js';
 import type { PriceEntry } from './correlate/recorders/pricing.js';
 import { DEFAULT_MAX_TABLE_BYTES } from './correlate/assemble.js';
 import type { ListenerSettings } from './net/listener.js';
+import { DEFAULT_BUCKETS, type BucketSets } from './metrics/declare.js';
 
 export { ConfigError } from './errors.js';
 

@@ -18,9 +18,9 @@ import {
   str,
   type Fields,
 } from './fields.js';
-import type { ValueOf } from '../metrics/catalogue.js';
 import { BOUNDS, BoundCheck, fitsBytes, type BoundedField } from './bounds.js';
 import { OTHER } from '../metrics/labels.js';
+import type { ValueOf } from './vocabulary.js';
 
 export type ApiKind = 'main' | 'auxiliary';
 /** Which route and shape brought an event: a plugin line, an envelope, flat kwargs, a webhook delivery. */

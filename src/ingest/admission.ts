@@ -7,12 +7,19 @@ import type { Clock } from '../clock.js';
 import type { StringLimits } from '../contract/bounds.js';
 import { decodeBodyInSlices, type BodyFormat, type DecodedBody, type DecodeOptions } from '../contract/decode.js';
 import { SidecarError } from '../errors.js';
-import type { OwnedMetrics } from '../metrics/registry.js';
+import type { Families } from '../metrics/registry.js';
 import { readBody, withoutBom, type BodyLimits, type InflightBudget } from './body.js';
 import type { Rejections } from './errors.js';
 import type { Ingestor } from './ingestor.js';
 import type { MemoryGuard } from './memory.js';
 import type { Slicer } from '../slices.js';
+import { histogram, type Declarations } from '../metrics/declare.js';
+
+/** The families this module writes (and all it is handed). */
+export const ADMISSION_FAMILIES = {
+  ingestBatchEvents: histogram('hermes_sidecar_ingest_batch_events', {}, 'batch_events', 'self',
+    'Events (lines) per ingest request.'),
+} as const satisfies Declarations;
 
 export const EVENTS_ROUTE = '/v1/events';
 export const HOOKS_ROUTE = '/v1/hooks';
@@ -37,7 +44,7 @@ export interface RejectedLines {
 }
 
 export interface IngestRouteOptions {
-  readonly metrics: OwnedMetrics<'ingest/admission'>;
+  readonly metrics: Families<typeof ADMISSION_FAMILIES>;
   readonly rejections: Rejections;
   readonly ingestor: Ingestor;
   readonly wallClock: Clock;

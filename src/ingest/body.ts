@@ -11,7 +11,14 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { Request, Response } from 'express';
 import { SidecarError } from '../errors.js';
-import type { OwnedMetrics } from '../metrics/registry.js';
+import type { Families } from '../metrics/registry.js';
+import { gauge, type Declarations } from '../metrics/declare.js';
+
+/** The families this module writes (and all it is handed). */
+export const BODY_FAMILIES = {
+  ingestInflightBytes: gauge('hermes_sidecar_ingest_inflight_bytes', {}, 'self',
+    'Bytes of request bodies being read or held on the ingest listener (bounded by --ingest.max-inflight-bytes; a refusal counts in events_rejected_total as inflight_limit).'),
+} as const satisfies Declarations;
 
 /** A UTF-8 byte order mark: some senders start JSON with one; JSON.parse would refuse it. */
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
@@ -37,7 +44,7 @@ export class InflightBudget {
 
   constructor(
     readonly capacityBytes: number,
-    private readonly metrics?: OwnedMetrics<'ingest/body'>,
+    private readonly metrics?: Families<typeof BODY_FAMILIES>,
   ) {}
 
   /** The bytes held, read at scrape time. */

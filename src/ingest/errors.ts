@@ -5,7 +5,15 @@
 import type { ErrorRequestHandler } from 'express';
 import type { LineError } from '../contract/decode.js';
 import { ERRORS, SidecarError, type ErrorCode } from '../errors.js';
-import type { OwnedMetrics } from '../metrics/registry.js';
+import type { Families } from '../metrics/registry.js';
+import { VALUES } from '../contract/vocabulary.js';
+import { counter, type Declarations } from '../metrics/declare.js';
+
+/** The families this module writes (and all it is handed). */
+export const REJECTION_FAMILIES = {
+  eventsRejected: counter('hermes_sidecar_events_rejected_total', { reason: VALUES.rejection_reason }, 'self',
+    'Events (or whole requests) refused at the edge, by reason ({reason}).'),
+} as const satisfies Declarations;
 
 /** body-parser reports its failures with a `type`; map the ones a client can cause. */
 const BODY_PARSER_CODES: Readonly<Record<string, ErrorCode>> = {
@@ -31,7 +39,7 @@ function toSidecarError(error: unknown): SidecarError {
 
 /** The one counter of what the edge refuses: whole requests by their error, single lines by their verdict. */
 export class Rejections {
-  constructor(private readonly metrics: OwnedMetrics<'ingest/errors'>) {}
+  constructor(private readonly metrics: Families<typeof REJECTION_FAMILIES>) {}
 
   request(code: ErrorCode): void {
     const reason = ERRORS[code].rejected;
