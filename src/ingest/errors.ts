@@ -15,23 +15,13 @@ export const REJECTION_FAMILIES = {
     'Events (or whole requests) refused at the edge, by reason ({reason}).'),
 } as const satisfies Declarations;
 
-/** body-parser reports its failures with a `type`; map the ones a client can cause. */
-const BODY_PARSER_CODES: Readonly<Record<string, ErrorCode>> = {
-  'entity.too.large': 'too_large',
-  'encoding.unsupported': 'unsupported_encoding',
-  'charset.unsupported': 'unsupported_media_type',
-  'request.aborted': 'invalid_encoding',
-  'request.size.invalid': 'invalid_encoding',
-};
-
+/**
+ * Every failure of the ingest routes is a SidecarError (body reads, including zlib's, become one
+ * in ingest/body.ts); no body parser is mounted. An error carrying a 4xx status can only come
+ * from express itself and is the client's doing; anything else is the sidecar's own failure.
+ */
 function toSidecarError(error: unknown): SidecarError {
   if (error instanceof SidecarError) return error;
-  const type = (error as { type?: unknown } | null)?.type;
-  if (typeof type === 'string') {
-    const code = Object.hasOwn(BODY_PARSER_CODES, type) ? BODY_PARSER_CODES[type] : undefined;
-    if (code !== undefined) return new SidecarError(code);
-  }
-  // zlib failures while inflating a gzip body, and anything else body-parser answers 4xx.
   const status = (error as { status?: unknown } | null)?.status;
   if (typeof status === 'number' && status >= 400 && status < 500) return new SidecarError('invalid_encoding');
   return new SidecarError('internal');

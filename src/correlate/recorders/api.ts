@@ -246,10 +246,7 @@ export class ApiRecorder implements Collectable {
 
   /** Attempts in flight, counted as the spans open and close. */
   collect(): void {
-    for (const [labels, change] of this.inFlightTally.changes()) {
-      if (change < 0) this.metrics.apiRequestsInFlight.dec(labels, -change);
-      else this.metrics.apiRequestsInFlight.inc(labels, change);
-    }
+    this.inFlightTally.report(this.metrics.apiRequestsInFlight);
   }
 
   succeeded(event: Succeeded, observedAt: number): void {

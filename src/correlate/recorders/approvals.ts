@@ -135,10 +135,7 @@ export class ApprovalRecorder implements Collectable {
 
   /** Approvals pending, counted as the requests open and close. */
   collect(): void {
-    for (const [labels, change] of this.pendingTally.changes()) {
-      if (change < 0) this.metrics.approvalsPending.dec(labels, -change);
-      else this.metrics.approvalsPending.inc(labels, change);
-    }
+    this.pendingTally.report(this.metrics.approvalsPending);
   }
 
   requested(event: Approval, observedAt: number): void {

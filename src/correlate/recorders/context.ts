@@ -125,7 +125,7 @@ export class GaugeTally<L extends { readonly [label: string]: string }> {
   }
 
   /** [labels, change] for every label set whose count changed, or that was never reported. */
-  changes(): [L, number][] {
+  private changes(): [L, number][] {
     const changes: [L, number][] = [];
     for (const count of this.counts.values()) {
       if (count.isNew || count.open !== count.reported) changes.push([count.labels, count.open - count.reported]);
@@ -134,6 +134,24 @@ export class GaugeTally<L extends { readonly [label: string]: string }> {
     }
     return changes;
   }
+
+  /**
+   * Moves `gauge` by every change since the last report: the one scrape-time update of a gauge of
+   * open spans. A label set never reported is written even when its change is 0, so its series
+   * exists from its first span.
+   */
+  report(gauge: TallyGauge<L>): void {
+    for (const [labels, change] of this.changes()) {
+      if (change < 0) gauge.dec(labels, -change);
+      else gauge.inc(labels, change);
+    }
+  }
+}
+
+/** The gauge a tally reports to (a gauge family of the recorder's declaration). */
+export interface TallyGauge<L> {
+  inc(labels: L, amount?: number): void;
+  dec(labels: L, amount?: number): void;
 }
 
 // Guarded values hold no control characters, so NUL separates them unambiguously.

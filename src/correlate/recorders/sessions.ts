@@ -60,10 +60,7 @@ export class SessionRecorder implements Collectable {
 
   /** Sessions active, counted as sessions start, end and expire. */
   collect(): void {
-    for (const [labels, change] of this.activeTally.changes()) {
-      if (change < 0) this.metrics.sessionsActive.dec(labels, -change);
-      else this.metrics.sessionsActive.inc(labels, change);
-    }
+    this.activeTally.report(this.metrics.sessionsActive);
   }
 
   finalized(event: Lifecycle): void {

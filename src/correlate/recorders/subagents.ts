@@ -44,10 +44,7 @@ export class SubagentRecorder implements Collectable {
 
   /** Subagents running, counted as the spans open and close. */
   collect(): void {
-    for (const [labels, change] of this.activeTally.changes()) {
-      if (change < 0) this.metrics.subagentsActive.dec(labels, -change);
-      else this.metrics.subagentsActive.inc(labels, change);
-    }
+    this.activeTally.report(this.metrics.subagentsActive);
   }
 
   stopped(event: Stopped): void {

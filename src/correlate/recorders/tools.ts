@@ -49,10 +49,7 @@ export class ToolRecorder implements Collectable {
 
   /** Tool calls in flight, counted as the spans open and close. */
   collect(): void {
-    for (const [labels, change] of this.inFlightTally.changes()) {
-      if (change < 0) this.metrics.toolCallsInFlight.dec(labels, -change);
-      else this.metrics.toolCallsInFlight.inc(labels, change);
-    }
+    this.inFlightTally.report(this.metrics.toolCallsInFlight);
   }
 
   finished(event: Finished, observedAt: number): void {
