@@ -9,7 +9,8 @@ import express, { type Express, type RequestHandler } from 'express';
 import { SidecarError } from '../errors.js';
 import { closedLabel } from '../metrics/labels.js';
 import { familiesFor, type Families } from '../metrics/registry.js';
-import { ADMISSION_FAMILIES, EVENTS_ROUTE, HOOKS_ROUTE, type IngestRouteOptions } from './admission.js';
+import { EVENTS_ROUTE, HOOKS_ROUTE, type IngestRouteOptions } from './admission.js';
+import { SUBMISSION_FAMILIES } from './submission.js';
 import { BODY_FAMILIES } from './body.js';
 import { errorHandler, REJECTION_FAMILIES, Rejections, type FailedRequest } from './errors.js';
 import { INGESTOR_FAMILIES } from './ingestor.js';
@@ -38,14 +39,14 @@ export const INGEST_APP_FAMILIES = {
 export const INGEST_FAMILIES = mergeDeclarations(
   INGESTOR_FAMILIES,
   REJECTION_FAMILIES,
-  ADMISSION_FAMILIES,
+  SUBMISSION_FAMILIES,
   INGEST_APP_FAMILIES,
   MEMORY_FAMILIES,
   BODY_FAMILIES,
 );
 
 /** The families the listener hands its parts. */
-type ListenerFamilies = Families<typeof REJECTION_FAMILIES> & Families<typeof ADMISSION_FAMILIES> & Families<typeof INGEST_APP_FAMILIES>;
+type ListenerFamilies = Families<typeof REJECTION_FAMILIES> & Families<typeof SUBMISSION_FAMILIES> & Families<typeof INGEST_APP_FAMILIES>;
 
 /** The listener's options: what its routes share, and what only the listener itself uses. */
 export interface IngestAppOptions extends Omit<IngestRouteOptions, 'metrics' | 'rejections'> {
@@ -77,7 +78,7 @@ export function createIngestApp(options: IngestAppOptions): Express {
   app.disable('etag');
   const { metrics, token, retryAfterSeconds, onInternalError, onFailedRequest, webhook, ...shared } = options;
   const rejections = new Rejections(familiesFor(metrics, REJECTION_FAMILIES));
-  const routes: IngestRouteOptions = { ...shared, metrics: familiesFor(metrics, ADMISSION_FAMILIES), rejections };
+  const routes: IngestRouteOptions = { ...shared, metrics: familiesFor(metrics, SUBMISSION_FAMILIES), rejections };
   app.use(countRequests(familiesFor(metrics, INGEST_APP_FAMILIES)));
   app.use(eventsRouter({ ...routes, token }));
   app.use(hooksRouter(routes, webhook));

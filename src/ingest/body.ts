@@ -9,7 +9,7 @@
 import { Transform, Writable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import type { Request, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { SidecarError } from '../errors.js';
 import type { Families } from '../metrics/registry.js';
 import { gauge, type Declarations } from '../metrics/declare.js';
@@ -187,3 +187,21 @@ function readFailure(error: unknown, signal: AbortSignal): SidecarError {
   // zlib errors (not gzip, truncated, bad checksum) and a client that went away mid-body.
   return new SidecarError('invalid_encoding');
 }
+
+/**
+ * Reads the body (body.ts: counted while streaming, on the wire and after gzip inflation, held
+ * against the listener's in-flight budget) into `request.body`.
+ */
+export function rawBody(
+  options: { readonly bodyTimeoutMs: number; readonly inflight: InflightBudget },
+  maxBytes: number,
+): RequestHandler {
+  const limits: BodyLimits = { maxWireBytes: maxBytes, maxInflatedBytes: maxBytes, timeoutMs: options.bodyTimeoutMs };
+  return async (request, response, next) => {
+    request.body = await readBody(request, response, limits, options.inflight);
+    next();
+  };
+}
+
+/** The body read by rawBody. */
+export const bodyOf = (request: Request): Buffer => (Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0));
