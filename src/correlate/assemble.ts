@@ -12,7 +12,7 @@ import { SPAN_FAMILIES } from './recorders/context.js';
 import { PluginInstances } from './instances.js';
 import type { Clock } from '../clock.js';
 import { HeldClock } from './heldClock.js';
-import type { DeliveryRecorder } from './recorders/delivery.js';
+import { DELIVERY_FAMILIES, DeliveryRecorder } from './recorders/delivery.js';
 import { PriceTable, type PriceEntry } from './recorders/pricing.js';
 import { eventLoopSlicer, runInSlices, type Slicer } from '../slices.js';
 import { VALUES, type ValueOf } from '../contract/vocabulary.js';
@@ -110,6 +110,7 @@ export function createEventPipeline(
   // Values out of their bounds: found while reading an event (its rejectedValues) or while
   // computing a duration from two of its timestamps; counted here, once.
   const valueRejected = (field: ValueOf<'bounded_field'>): void => valuesRejected.inc({ field });
+  const delivery = new DeliveryRecorder(familiesFor(metrics, DELIVERY_FAMILIES));
   const instances = new PluginInstances({
     clock: held.now,
     ttlSeconds: config.sequence.instanceTtlSeconds,
@@ -117,11 +118,11 @@ export function createEventPipeline(
     windowSize: config.sequence.window,
     reorderSeconds: config.sequence.reorderSeconds,
     maxBytes: config.sequence.maxBytes,
-    onEvict: (table) => evicted(table),
-    onLost: (events) => recorders.delivery.lost(events),
-    onReset: (reason) => recorders.delivery.sequenceReset(reason),
-    onStale: (reason) => recorders.delivery.staleHeartbeat(reason),
-    onFolded: (key) => recorders.delivery.folded(key),
+    onEvict: evicted,
+    onLost: (events) => delivery.lost(events),
+    onReset: (reason) => delivery.sequenceReset(reason),
+    onStale: (reason) => delivery.staleHeartbeat(reason),
+    onFolded: (key) => delivery.folded(key),
   });
   const recorders = createRecorders(
     {
@@ -137,7 +138,7 @@ export function createEventPipeline(
       valueRejected,
     },
     familiesFor(metrics, RECORDER_FAMILIES),
-    () => instances.liveness(),
+    delivery,
     { maxInstances: config.sequence.maxInstances },
   );
   // The instance table sweeps in one step of its own.
@@ -152,13 +153,14 @@ export function createEventPipeline(
   return {
     dispatcher: new Dispatcher(recorders, instances, familiesFor(metrics, DISPATCHER_FAMILIES), held, onApplyError, valueRejected),
     instances,
-    delivery: recorders.delivery,
+    delivery,
     sweep: () => {
       sweeping ??= sweepInSlices(sweepables, slicer).finally(() => (sweeping = undefined));
       return sweeping;
     },
     collect: () => {
       instances.settleExpired();
+      delivery.instancesSeen(instances.liveness());
       for (const recorder of gauges) recorder.collect();
     },
   };

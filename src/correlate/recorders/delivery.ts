@@ -2,7 +2,6 @@
 import type { DropDelta } from '../instances.js';
 import { closedLabel } from '../../metrics/labels.js';
 import type { Families } from '../../metrics/registry.js';
-import type { Collectable } from './context.js';
 import { VALUES, type ValueOf } from '../../contract/vocabulary.js';
 import { counter, gauge, type Declarations } from '../../metrics/declare.js';
 
@@ -44,14 +43,18 @@ export const DELIVERY_FAMILIES = {
 const HOOKS = new Set(VALUES.plugin_hook);
 const DROP_REASONS = new Set(VALUES.plugin_drop_reason);
 
-/** Plugin instances by liveness, read at scrape time. */
-export type Liveness = () => { readonly live: number; readonly stale: number };
+/** Plugin instances by liveness, counted at scrape time (PluginInstances.liveness). */
+export interface Liveness {
+  readonly live: number;
+  readonly stale: number;
+}
 
-export class DeliveryRecorder implements Collectable {
-  constructor(
-    private readonly metrics: Families<typeof DELIVERY_FAMILIES>,
-    private readonly liveness: Liveness,
-  ) {}
+/**
+ * Delivery health: what the sequence accounting and the heartbeats report. Built before the
+ * plugin instance table, which reports to it.
+ */
+export class DeliveryRecorder {
+  constructor(private readonly metrics: Families<typeof DELIVERY_FAMILIES>) {}
 
   dropped(deltas: readonly DropDelta[]): void {
     for (const { hook, reason, delta } of deltas) {
@@ -97,8 +100,8 @@ export class DeliveryRecorder implements Collectable {
     this.metrics.pluginLastSeen.set({}, at);
   }
 
-  collect(): void {
-    const { live, stale } = this.liveness();
+  /** Sets the instance gauges from the table's liveness at scrape time. */
+  instancesSeen({ live, stale }: Liveness): void {
     this.metrics.pluginInstances.set({ state: 'live' }, live);
     this.metrics.pluginInstances.set({ state: 'stale' }, stale);
   }

@@ -4,7 +4,7 @@ import { familiesFor, type Families } from '../../metrics/registry.js';
 import { API_FAMILIES, ApiRecorder } from './api.js';
 import { APPROVAL_FAMILIES, ApprovalRecorder } from './approvals.js';
 import type { Collectable, RecorderContext } from './context.js';
-import { DELIVERY_FAMILIES, DeliveryRecorder, type Liveness } from './delivery.js';
+import { DELIVERY_FAMILIES, type DeliveryRecorder } from './delivery.js';
 import { INTERRUPT_FAMILIES, InterruptRecorder } from './interrupts.js';
 import { PLUGIN_REPORT_FAMILIES, PluginReportRecorder } from './plugins.js';
 import { RUN_FAMILIES, RunRecorder } from './runs.js';
@@ -48,7 +48,7 @@ export interface PluginLimits {
 export function createRecorders(
   context: RecorderContext,
   metrics: Families<typeof RECORDER_FAMILIES>,
-  liveness: Liveness,
+  delivery: DeliveryRecorder,
   plugins: PluginLimits,
 ): Recorders {
   return {
@@ -59,7 +59,7 @@ export function createRecorders(
     sessions: new SessionRecorder(context, familiesFor(metrics, SESSION_FAMILIES)),
     subagents: new SubagentRecorder(context, familiesFor(metrics, SUBAGENT_FAMILIES)),
     runs: new RunRecorder(context, familiesFor(metrics, RUN_FAMILIES)),
-    delivery: new DeliveryRecorder(familiesFor(metrics, DELIVERY_FAMILIES), liveness),
+    delivery,
     interrupts: new InterruptRecorder(context, familiesFor(metrics, INTERRUPT_FAMILIES)),
     plugins: new PluginReportRecorder(context, familiesFor(metrics, PLUGIN_REPORT_FAMILIES), plugins.maxInstances),
   };
@@ -67,8 +67,8 @@ export function createRecorders(
 
 /** The recorders whose gauges are computed at scrape time. */
 export function collectables(recorders: Recorders): Collectable[] {
-  const { api, tools, approvals, sessions, subagents, delivery, plugins } = recorders;
-  return [api, tools, approvals, sessions, subagents, delivery, plugins];
+  const { api, tools, approvals, sessions, subagents, plugins } = recorders;
+  return [api, tools, approvals, sessions, subagents, plugins];
 }
 
 export type { Collectable, RecorderContext, Sweepable } from './context.js';
