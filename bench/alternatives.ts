@@ -23,8 +23,10 @@ import { AggregationType, MeterProvider, type ViewOptions } from '@opentelemetry
 import client from 'prom-client';
 import type { Clock } from '../src/clock.js';
 import type { Config } from '../src/config.js';
-import { CATALOGUE, type Catalogue, type MetricKey, type MetricSpec } from '../src/metrics/catalogue.js';
-import type { CounterFamily, CounterHandle, GaugeFamily, HistogramFamily, HistogramHandle, Metrics } from '../src/metrics/registry.js';
+import { CATALOGUE, type Catalogue, type MetricKey } from '../src/catalogue.js';
+import type { MetricSpec } from '../src/metrics/declare.js';
+import type { CounterFamily, CounterHandle, GaugeFamily, HistogramFamily, HistogramHandle } from '../src/metrics/registry.js';
+import type { Metrics } from '../src/catalogue.js';
 import { createEventPipeline } from '../src/correlate/assemble.js';
 import type { Dispatcher } from '../src/correlate/dispatcher.js';
 

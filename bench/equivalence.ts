@@ -5,20 +5,18 @@
  * and counts included). A benchmark whose baselines disagree fails instead of printing a ratio.
  */
 import type { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
-import { CATALOGUE } from '../src/metrics/catalogue.js';
+import { PIPELINE_FAMILIES } from '../src/correlate/assemble.js';
 
 /** `name{a="x",b="y"}` with labels sorted by name → value. */
 export type Samples = Map<string, number>;
 
 /**
- * The families the event path writes: those owned by the correlation stage and the label guard.
+ * The families the event path writes: those the correlation stage and the label guard declare.
  * The rest are set by the composition root, the ingest stage or the registry (build info, limits,
  * queue depth, series count), which the baselines do not have.
  */
 const EVENT_PATH: ReadonlySet<string> = new Set(
-  Object.values(CATALOGUE)
-    .filter((spec) => spec.owner.startsWith('correlate/') || spec.owner === 'metrics/labels')
-    .map((spec) => spec.name),
+  Object.values(PIPELINE_FAMILIES).map((spec) => spec.name),
 );
 
 /** The event-path family a sample name belongs to (histogram suffixes stripped), if any. */

@@ -4,8 +4,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CATALOGUE, closedValues, DEFAULT_BUCKETS, INFO, OPEN, type LabelValues, type MetricKey, type MetricSpec } from '../src/metrics/catalogue.js';
+import { CATALOGUE, type MetricKey } from '../src/catalogue.js';
+import { closedValues, DEFAULT_BUCKETS, INFO, OPEN, type LabelValues, type MetricSpec } from '../src/metrics/declare.js';
 import { FED_BY, type Feed } from '../src/metrics/fedBy.js';
+import { declaringModules } from './declarers.js';
 import { DEFAULT_LABEL_CAPS } from '../src/metrics/labels.js';
 import { BOUNDS, DEFAULT_STRING_LIMITS } from '../src/contract/bounds.js';
 import { MAX_EPOCHS, MAX_FORGOTTEN_RANGES, MAX_INTERVALS, MAX_OPEN_GAPS, MAX_PAST_BOOTS } from '../src/correlate/instances.js';
@@ -156,12 +158,12 @@ const FEEDS: Record<Feed, string> = {
   sidecar: 'the sidecar\'s own state',
 };
 
-export function renderMetricsDoc(): string {
+export function renderMetricsDoc(declarers: ReadonlyMap<MetricKey, readonly string[]>): string {
   const specs: MetricSpec[] = Object.values(CATALOGUE);
   const lines = [
     '# Metrics',
     '',
-    '<!-- Generated from src/metrics/catalogue.ts by `npm run docs:metrics`; do not edit by hand. -->',
+    '<!-- Generated from src/catalogue.ts by `npm run docs:metrics`; do not edit by hand. -->',
     '',
     'Every metric the sidecar exports, besides prom-client\'s `process_*` and `nodejs_*` defaults.',
     'Labels are always set: a missing value is `unknown`, a value outside a closed set is `other`.',
@@ -191,7 +193,10 @@ export function renderMetricsDoc(): string {
   lines.push('', '## Owners', '', 'Each metric is written by one module under `src/`, which is handed only the metrics it owns', '(test/metrics/ownership.test.ts checks every write site).', '');
   lines.push('| module | metrics |', '|---|---|');
   const owners = new Map<string, string[]>();
-  for (const spec of specs) owners.set(spec.owner, [...(owners.get(spec.owner) ?? []), spec.name]);
+  for (const [key, spec] of Object.entries(CATALOGUE) as [MetricKey, MetricSpec][]) {
+    const owner = declarers.get(key)?.join(', ') ?? 'undeclared';
+    owners.set(owner, [...(owners.get(owner) ?? []), spec.name]);
+  }
   for (const [owner, names] of owners) lines.push(`| ${code(`src/${owner}.ts`)} | ${names.map(code).join(', ')} |`);
   lines.push('', '## Bucket sets', '', '| name | upper bounds |', '|---|---|');
   for (const [name, bounds] of Object.entries(DEFAULT_BUCKETS)) lines.push(`| ${code(name)} | ${bounds.join(', ')} |`);
@@ -202,5 +207,5 @@ export function renderMetricsDoc(): string {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  writeFileSync(new URL('../docs/metrics.md', import.meta.url), renderMetricsDoc());
+  writeFileSync(new URL('../docs/metrics.md', import.meta.url), renderMetricsDoc(await declaringModules()));
 }

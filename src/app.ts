@@ -10,17 +10,20 @@ import { createIngestApp, type IngestAppOptions } from './ingest/app.js';
 import { createWebApp } from './web/app.js';
 import { createExposition, renderText, type Exposition } from './exposition/exposition.js';
 import type { Format } from './exposition/serializer.js';
-import { createMetricsRegistry, metricsOwnedBy, type Metrics, type MetricsRegistry } from './metrics/registry.js';
+import { familiesFor, type MetricsRegistry } from './metrics/registry.js';
+import { createMetricsRegistry, type Metrics } from './catalogue.js';
+import { BUILD_FAMILIES, recordBuildInfo } from './buildInfo.js';
+import { CONNECTION_FAMILIES } from './metrics/connectionFamilies.js';
 import { createEventPipeline } from './correlate/assemble.js';
 import type { Dispatcher } from './correlate/dispatcher.js';
-import { Ingestor } from './ingest/ingestor.js';
-import { InflightBudget } from './ingest/body.js';
-import { MemoryGuard, processMemory, runtimeGc, type MemoryProbe } from './ingest/memory.js';
+import { INGESTOR_FAMILIES, Ingestor } from './ingest/ingestor.js';
+import { BODY_FAMILIES, InflightBudget } from './ingest/body.js';
+import { MEMORY_FAMILIES, MemoryGuard, processMemory, runtimeGc, type MemoryProbe } from './ingest/memory.js';
 import { IngestQueue } from './ingest/queue.js';
 import { eventLoopSlicer, type Slicer } from './slices.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Logger } from './log.js';
-import { REVISION, VERSION } from './version.js';
+import { VERSION } from './version.js';
 
 export interface SidecarDeps {
   readonly logger: Logger;
@@ -37,7 +40,7 @@ export interface SidecarDeps {
 }
 
 /** The registry with its rendering: `render()` is the whole exposition as one string (text format by default). */
-export interface RenderingRegistry extends MetricsRegistry {
+export interface RenderingRegistry extends MetricsRegistry<Metrics> {
   render(format?: Format): Promise<string>;
 }
 
@@ -94,12 +97,12 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
   );
   const { dispatcher } = pipeline;
   const queue = new IngestQueue({ batches: config.ingest.queueCapacity, events: config.ingest.queueMaxEvents });
-  const ingestor = new Ingestor(queue, dispatcher, metricsOwnedBy(metrics, 'ingest/ingestor'), slicer);
-  const inflight = new InflightBudget(config.ingest.maxInflightBytes, metricsOwnedBy(metrics, 'ingest/body'));
+  const ingestor = new Ingestor(queue, dispatcher, familiesFor(metrics, INGESTOR_FAMILIES), slicer);
+  const inflight = new InflightBudget(config.ingest.maxInflightBytes, familiesFor(metrics, BODY_FAMILIES));
   const onInternalError = (error: unknown) =>
     logger.error({ code: 'internal', ...errorFields(error) }, 'request failed');
 
-  metricsOwnedBy(metrics, 'app').buildInfo.set({ version: VERSION, revision: REVISION, node_version: process.version }, 1);
+  recordBuildInfo(familiesFor(metrics, BUILD_FAMILIES));
   const memoryGuard = new MemoryGuard({
     probe: deps.memoryProbe ?? processMemory,
     clock,
@@ -107,7 +110,7 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     rssLimitBytes: config.memory.rssLimitBytes,
     heapLimitBytes: config.memory.heapLimitBytes,
     collectGarbage: 'collectGarbage' in deps ? deps.collectGarbage : runtimeGc(),
-    metrics: metricsOwnedBy(metrics, 'ingest/memory'),
+    metrics: familiesFor(metrics, MEMORY_FAMILIES),
   });
 
   const ingestOptions: IngestAppOptions = {
@@ -173,7 +176,7 @@ export function createIngestServer(sidecar: Sidecar): Server {
   return createListener(sidecar.ingestApp, {
     name: 'ingest',
     limits: limitsFrom(config.listeners.ingest, config.ingest.bodyTimeoutSeconds * 1000 + 1000),
-    metrics: metricsOwnedBy(sidecar.metrics, 'net/connections'),
+    metrics: familiesFor(sidecar.metrics, CONNECTION_FAMILIES),
   });
 }
 

@@ -8,20 +8,20 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
-import { numberLike, oneOf, positiveWholeNumber, readConfigFile, show, type ConfigFile } from './configFile.js';
+import { readConfigFile, show, type ConfigFile } from './configFile.js';
+import { describe, isLoopback, KINDS, type Kind, type ListenAddress, type Sourced } from './configValues.js';
 import { ConfigError } from './errors.js';
 import type { LogFormat } from './log.js';
-import { DEFAULT_BUCKETS, type BucketSets } from './metrics/catalogue.js';
 import { DEFAULT_LABEL_CAPS, OPEN_LABELS, type LabelRule, type LabelRules } from './metrics/labels.js';
 import { closest } from './suggest.js';
 import type { PriceEntry } from './correlate/recorders/pricing.js';
 import { DEFAULT_MAX_TABLE_BYTES } from './correlate/assemble.js';
 import type { ListenerSettings } from './net/listener.js';
+import { DEFAULT_BUCKETS, type BucketSets } from './metrics/declare.js';
 
 export { ConfigError } from './errors.js';
+export { parseListenAddress, type ListenAddress } from './configValues.js';
 
-type Kind = 'address' | 'path' | 'file' | 'positiveInt' | 'nonNegativeInt' | 'seconds' | 'logLevel' | 'logFormat' | 'boolean';
 
 interface OptionSpec {
   /** Flag name without dashes, also the dotted key of the config file. */
@@ -90,11 +90,6 @@ const SECRET_ENV = {
   webhookSecret: 'HERMES_SIDECAR_WEBHOOK_SECRET',
 } as const;
 
-export interface ListenAddress {
-  readonly host: string;
-  readonly port: number;
-}
-
 export interface Config {
   readonly web: { readonly listen: ListenAddress; readonly telemetryPath: string; readonly configFile: string | undefined };
   readonly ingest: {
@@ -138,81 +133,6 @@ export interface Config {
   readonly logLevel: string;
   readonly logFormat: LogFormat;
   readonly listeners: { readonly web: ListenerSettings; readonly ingest: ListenerSettings };
-}
-
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-/** host:port, [v6]:port, or :port (every interface). */
-export function parseListenAddress(text: string): ListenAddress {
-  const match = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(text);
-  const port = Number(match?.[3]);
-  if (match === null || !Number.isInteger(port) || port > 65_535) {
-    throw new Error('expected host:port, [ipv6]:port or :port with a port from 0 to 65535');
-  }
-  const host = match[1] ?? match[2] ?? '';
-  return { host: host === '' ? '0.0.0.0' : host, port };
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
-
-const LOG_FORMATS = ['json', 'logfmt'] as const satisfies readonly LogFormat[];
-
-/** The check and the "must be …" text of each kind: the text, not the checker's, reaches the user. */
-const KINDS: Record<Kind, { readonly schema: z.ZodType; readonly expected: string }> = {
-  address: {
-    schema: z.string().transform((text, ctx) => {
-      try {
-        return parseListenAddress(text);
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'not an address' });
-        return z.NEVER;
-      }
-    }),
-    expected: 'host:port, [ipv6 address]:port or :port, with a port from 0 to 65535',
-  },
-  path: { schema: z.string().regex(/^\/[\w./-]*$/), expected: 'a URL path starting with / (letters, digits and _ . / - only)' },
-  file: { schema: z.string().min(1), expected: 'a file path' },
-  positiveInt: { schema: positiveWholeNumber, expected: 'a positive whole number' },
-  nonNegativeInt: {
-    schema: numberLike(z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER)),
-    expected: 'a whole number, 0 or more',
-  },
-  seconds: { schema: numberLike(z.number().positive().finite()), expected: 'a positive number of seconds' },
-  logLevel: { schema: z.enum(LOG_LEVELS), expected: `one of ${oneOf(LOG_LEVELS)}` },
-  logFormat: { schema: z.enum(LOG_FORMATS), expected: oneOf(LOG_FORMATS) },
-  boolean: {
-    schema: z.union([z.boolean(), z.enum(['true', 'false']).transform((text) => text === 'true')]),
-    expected: 'true or false',
-  },
-};
-
-/** Where a value came from, for the messages: `--flag=…`, an environment variable, a file key or a default. */
-type Origin =
-  | { readonly from: 'flag' }
-  | { readonly from: 'env'; readonly name: string }
-  | { readonly from: 'file'; readonly key: string; readonly path: string }
-  | { readonly from: 'default' };
-
-interface Sourced {
-  readonly flag: string;
-  readonly value: unknown;
-  readonly origin: Origin;
-}
-
-/** The subject of an error sentence: the setting, its value and where it came from. */
-function describe({ flag, value, origin }: Sourced): string {
-  switch (origin.from) {
-    case 'flag':
-      return `--${flag}=${show(value)} (from the command line)`;
-    case 'env':
-      return `${origin.name}=${show(value)} (from the environment, for --${flag})`;
-    case 'file':
-      return `${origin.key}: ${show(value)} in the config file ${origin.path}`;
-    case 'default':
-      return `the default of --${flag} (${show(value)})`;
-  }
 }
 
 export interface ConfigInputs {

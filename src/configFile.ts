@@ -7,9 +7,9 @@
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
-import { DEFAULT_BUCKETS, type BucketSetName } from './metrics/catalogue.js';
 import { OPEN_LABELS, type OpenLabel } from './metrics/labels.js';
 import { closest } from './suggest.js';
+import { DEFAULT_BUCKETS, type BucketSetName } from './metrics/declare.js';
 
 /** One option's value as the file gives it, with its key as written (`ingest.queue_capacity`). */
 export interface FileSetting {

@@ -11,7 +11,9 @@ import { createWebServer } from './web/server.js';
 import { boundAddress, closeServer, listenOn } from './net/listener.js';
 import { createLogger } from './log.js';
 import { VERSION, versionText } from './version.js';
-import { metricsOwnedBy } from './metrics/registry.js';
+import { familiesFor } from './metrics/registry.js';
+import { CONNECTION_FAMILIES } from './metrics/connectionFamilies.js';
+import { WEB_SERVER_FAMILIES } from './web/server.js';
 
 const CLOSE_GRACE_MS = 2000;
 
@@ -44,9 +46,9 @@ async function runSidecar(argv: readonly string[]): Promise<void> {
   const webServer = await createWebServer(sidecar.webApp, {
     configFile: config.web.configFile,
     logger,
-    metrics: metricsOwnedBy(sidecar.metrics, 'web/server'),
+    metrics: familiesFor(sidecar.metrics, WEB_SERVER_FAMILIES),
     limits: webListenerLimits(config),
-    connectionMetrics: metricsOwnedBy(sidecar.metrics, 'net/connections'),
+    connectionMetrics: familiesFor(sidecar.metrics, CONNECTION_FAMILIES),
   });
   const web = await bind('web', config.web.listen, () => listenOn(webServer.server, config.web.listen));
   const ingest = await bind('ingest', config.ingest.listen, () => listenOn(createIngestServer(sidecar), config.ingest.listen));

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { OPTIONS } from '../src/config.js';
-import { CATALOGUE } from '../src/metrics/catalogue.js';
+import { CATALOGUE } from '../src/catalogue.js';
 import { LAYERS } from './support/layers.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, envName, helpText, loadConfig, OPTIONS, parseListenAddress } from '../src/config.js';
-import { DEFAULT_BUCKETS } from '../src/metrics/catalogue.js';
+import { DEFAULT_BUCKETS } from '../src/metrics/declare.js';
 import { OPEN_LABELS } from '../src/metrics/labels.js';
 import { scratchDir } from './support/scratch.js';
 

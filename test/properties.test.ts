@@ -14,7 +14,7 @@ import { ConfigError, loadConfig } from '../src/config.js';
 import { BoundCheck, DEFAULT_STRING_LIMITS } from '../src/contract/bounds.js';
 import { readEventData } from '../src/contract/events.js';
 import { MAPPED_EVENTS } from '../src/contract/hooks.js';
-import { VALUES } from '../src/metrics/catalogue.js';
+import { VALUES } from '../src/contract/vocabulary.js';
 import { sanitizeLabelValue } from '../src/metrics/labels.js';
 import { series } from './support/exposition.js';
 import { startTestSidecar, type TestSidecar } from './support/sidecar.js';

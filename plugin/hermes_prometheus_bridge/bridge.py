@@ -26,6 +26,7 @@ from .pricing import Pricer
 from .retry_buffer import RetryBuffer
 from .sender import Sender
 from .transport import Connection, parse_endpoint
+from .wakeup import Wakeup
 
 PLUGIN_VERSION = "0.1.0"
 
@@ -40,30 +41,24 @@ FINALIZE_WAIT_MAX = 0.25
 class Bridge(object):
     """Queue, sender thread and counters of one plugin instance (one per process)."""
 
-    def __init__(self, config, encode=None, instance=None, pricer=None, host=None):
+    def __init__(self, config, encode=None, instance=None, pricing_modules=None, host=None):
         """``host``: a callable given this bridge's counters that returns the heartbeat's host
-        fields (``host.host_fields`` bound to a plugin context), or ``None`` outside Hermes."""
+        fields (``host.host_fields`` bound to a plugin context), or ``None`` outside Hermes.
+        ``pricing_modules``: where Hermes' pricing module is looked up (``sys.modules``)."""
         self.config = config
         self.endpoint = parse_endpoint(config.url)
         self.counters = drops.Counters()
         self.buffer = RetryBuffer(config.buffer_size, self.counters)
         self.heartbeat = Heartbeat(config, PLUGIN_VERSION, self.counters,
                                    host=None if host is None else host(self.counters))
-        self._sender = None
-        self._enqueuer = None
-        self._encode = encode
-        self._pricer = pricer or Pricer(self.counters)
-        self._build(instance or uuid.uuid4().hex)
+        self._wake = Wakeup()
+        self._enqueuer = Enqueuer(config.queue_size, config.batch_size, self.counters, self._wake)
+        self._sender = Sender(config, self._enqueuer, self.buffer, self.counters, self.heartbeat,
+                              Connection(self.endpoint, config.token), self._pricer(pricing_modules),
+                              self._wake, instance or uuid.uuid4().hex, encode=encode)
 
-    def _build(self, instance):
-        sender = Sender(self.config, None, self.buffer, self.counters, self.heartbeat,
-                        Connection(self.endpoint, self.config.token), self._pricer,
-                        encode=self._encode)
-        self._enqueuer = Enqueuer(self.config.queue_size, self.config.batch_size,
-                                  self.counters, sender.wake)
-        sender._enqueuer = self._enqueuer
-        sender.instance = instance
-        self._sender = sender
+    def _pricer(self, modules):
+        return Pricer(self.counters) if modules is None else Pricer(self.counters, modules)
 
     @property
     def instance(self):
@@ -75,12 +70,12 @@ class Bridge(object):
 
     # ------------------------------------------------------------------ callbacks
 
-    def hook_callback(self, hook, allowed=None, error_flag=False):
+    def hook_callback(self, hook, allowed=None):
         """The ``**kwargs`` callback of a flat Hermes hook (fields from contract.json;
-        ``allowed``/``error_flag`` are accepted for older callers and must agree with it)."""
+        ``allowed``, when given, must agree with it, or names the fields of a hook outside it)."""
         return self._enqueuer.hook_callback(_spec_for(HOOK_SPECS, hook, allowed))
 
-    def observer_callback(self, event, allowed=None, error_flag=False):
+    def observer_callback(self, event, allowed=None):
         """The callback of an envelope event (``hook.payload["data"]``)."""
         return self._enqueuer.observer_callback(_spec_for(OBSERVER_SPECS, event, allowed))
 
@@ -137,12 +132,12 @@ class Bridge(object):
     def after_fork_in_child(self):
         """A forked child gets its own identity, empty queue and buffer, fresh counters and a
         fresh sender thread. The registered callbacks keep working: they hold the enqueuer,
-        whose queue is emptied in place."""
-        self.counters.__init__()
-        self.buffer.__init__(self.config.buffer_size, self.counters)
+        whose queue is emptied in place, and the wake-up signal, whose event is replaced."""
+        self.counters.reset_after_fork()
+        self.buffer.reset_after_fork()
         self._enqueuer.queue.clear()
-        was_running = self._sender.reset_after_fork()
-        self._sender.instance = uuid.uuid4().hex
+        self._wake.reset_after_fork()
+        was_running = self._sender.reset_after_fork(uuid.uuid4().hex)
         if was_running:
             self._sender.start()
 

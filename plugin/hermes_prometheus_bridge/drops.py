@@ -21,10 +21,17 @@ class Counters(object):
     ``{field: count}`` refused values."""
 
     def __init__(self):
+        self._start_empty()
+
+    def _start_empty(self):
         self._lock = threading.Lock()
         self._dropped = {}
         self._errors = {}
         self._refused = {}
+
+    def reset_after_fork(self):
+        """A forked child counts afresh, under a lock no parent thread can be holding."""
+        self._start_empty()
 
     def drop(self, hook, reason, count=1):
         with self._lock:

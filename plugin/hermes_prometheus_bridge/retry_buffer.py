@@ -31,9 +31,16 @@ class RetryBuffer(object):
     def __init__(self, capacity, counters):
         self.capacity = capacity
         self._counters = counters
+        self._start_empty()
+
+    def _start_empty(self):
         self._pending = collections.deque()
         self._lock = threading.Lock()
         self._abandoned = False
+
+    def reset_after_fork(self):
+        """A forked child holds nothing of its parent's, under a lock no parent thread holds."""
+        self._start_empty()
 
     def add(self, encoded):
         """Append ``[(seq, hook, template, observed_at, data_text), ...]``; returns how many

@@ -36,9 +36,9 @@ class Sender(object):
     """Owns the delivery state: next seq, acked seq, back-off, flush requests, the thread."""
 
     def __init__(self, config, enqueuer, buffer, counters, heartbeat, connection, pricer,
-                 encode=None):
+                 wake, instance, encode=None):
         self.config = config
-        self.instance = None  # set by the bridge before start
+        self.instance = instance
         self._enqueuer = enqueuer
         self._buffer = buffer
         self._counters = counters
@@ -46,7 +46,7 @@ class Sender(object):
         self._connection = connection
         self._pricer = pricer
         self._encode = encode  # a per-event encoder (tests); None = the batch encoder
-        self.wake = threading.Event()
+        self.wake = wake  # the enqueuer's signal that a full batch waits (wakeup.Wakeup)
         self._state = threading.Condition()
         self._stopping = False
         self._shutdown_deadline = None
@@ -158,11 +158,10 @@ class Sender(object):
         threading.Thread(target=self.stop, args=(self.config.shutdown_timeout,),
                          name=THREAD_NAME + "-retire", daemon=True).start()
 
-    def reset_after_fork(self):
-        """A forked child: fresh numbering, locks, back-off and connection; not running."""
-        # In place: the callbacks hold this event's ``set`` (a lock the parent's threads may
-        # have held at the fork is replaced with it).
-        self.wake.__init__()
+    def reset_after_fork(self, instance):
+        """A forked child under a new ``instance`` id: fresh numbering, locks, back-off and
+        connection; not running. The bridge resets the shared wake-up signal."""
+        self.instance = instance
         self._state = threading.Condition()
         was_running = self._thread is not None and not self._stopping
         self._thread = None

@@ -163,7 +163,7 @@ class DropAccountingTest(DeliveryTestCase):
 
         bridge = self.bridge(support.unused_port_url()[1], start=False)
         callback = bridge.observer_callback(
-            "post_tool_call", support.fields_module.OBSERVER_FIELDS["post_tool_call"], True)
+            "post_tool_call", support.fields_module.OBSERVER_FIELDS["post_tool_call"])
         self.assertIsNone(callback(Hook()))
         self.assertEqual(bridge.dropped(), {"post_tool_call": {"callback_error": 1}})
         self.assertEqual(len(bridge.queue), 0)

@@ -271,8 +271,7 @@ class CostTest(unittest.TestCase):
 
     def send(self, modules, *calls):
         with RecordingSidecar() as sidecar:
-            bridge = support.bridge_module.Bridge(support.fast_config(sidecar.url))
-            bridge._pricer._modules = modules
+            bridge = support.bridge_module.Bridge(support.fast_config(sidecar.url), pricing_modules=modules)
             callback = bridge.hook_callback("post_api_request")
             for kwargs in calls:
                 callback(**kwargs)

@@ -26,8 +26,7 @@ class OddValuesTest(unittest.TestCase):
         with RecordingSidecar() as sidecar:
             bridge = support.bridge_module.Bridge(support.fast_config(sidecar.url))
             bridge.start()
-            callback = bridge.hook_callback(hook, fields.HOOK_FIELDS[hook],
-                                            error_flag=hook in fields.ERROR_FLAG_HOOKS)
+            callback = bridge.hook_callback(hook, fields.HOOK_FIELDS[hook])
             self.assertIsNone(callback(**kwargs))
             self.assertTrue(bridge.flush(2.0))
             bridge.shutdown(0.5)

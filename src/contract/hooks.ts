@@ -3,8 +3,8 @@
  * own heartbeat). They are label values too, so the catalogue declares them (VALUES.event); the
  * `event` label of the self-metrics only ever takes these values or `other`.
  */
-import { VALUES, type ValueOf } from '../metrics/catalogue.js';
 import { OTHER } from '../metrics/labels.js';
+import { VALUES, type ValueOf } from './vocabulary.js';
 
 /** Events that move agent or delivery metrics. */
 export const MAPPED_EVENTS = [...VALUES.plugin_hook, ...VALUES.envelope_event, 'plugin_heartbeat'] as const;

@@ -13,7 +13,7 @@ import { BoundCheck, fitsBytes } from './bounds.js';
 import { readEventData, type ObserverEvent } from './events.js';
 import { withErrorClass } from './errorClass.js';
 import { isRecord, type Fields } from './fields.js';
-import type { ValueOf } from '../metrics/catalogue.js';
+import type { ValueOf } from './vocabulary.js';
 
 export type LineRejection = Extract<ValueOf<'rejection_reason'>, 'invalid_event' | 'unknown_shape'>;
 

@@ -1,19 +1,42 @@
 /**
- * The event path assembled on any Metrics: label guard, recorders with their span tables, plugin
- * instances and the dispatcher, each given the metrics it owns. The sidecar builds it on its own
- * families; the benchmarks build the very same path on other metrics libraries to compare them.
+ * The event path assembled on any metrics library: label guard, recorders with their span tables,
+ * plugin instances and the dispatcher, each given the families it declares. The sidecar builds it
+ * on its own families; the benchmarks build the very same path on other metrics libraries to
+ * compare them.
  */
-import type { ValueOf } from '../metrics/catalogue.js';
-import { LabelGuard, type LabelRules } from '../metrics/labels.js';
-import { collectables, createRecorders, type Sweepable } from './recorders/index.js';
-import { metricsOwnedBy, type Metrics } from '../metrics/registry.js';
-import { Dispatcher } from './dispatcher.js';
+import { LABEL_GUARD_FAMILIES, LabelGuard, type LabelRules } from '../metrics/labels.js';
+import { collectables, createRecorders, RECORDER_FAMILIES, type Sweepable } from './recorders/index.js';
+import { familiesFor, type Families } from '../metrics/registry.js';
+import { DISPATCHER_FAMILIES, Dispatcher } from './dispatcher.js';
+import { SPAN_FAMILIES } from './recorders/context.js';
 import { PluginInstances } from './instances.js';
 import type { Clock } from '../clock.js';
 import { HeldClock } from './heldClock.js';
-import type { DeliveryRecorder } from './recorders/delivery.js';
+import { DELIVERY_FAMILIES, DeliveryRecorder } from './recorders/delivery.js';
 import { PriceTable, type PriceEntry } from './recorders/pricing.js';
 import { eventLoopSlicer, runInSlices, type Slicer } from '../slices.js';
+import { VALUES, type ValueOf } from '../contract/vocabulary.js';
+import { counter, mergeDeclarations, type Declarations } from '../metrics/declare.js';
+import { STATE_VALUES } from './tables.js';
+
+/** The families this module writes (and all it is handed). */
+export const STATE_FAMILIES = {
+  valuesRejected: counter('hermes_sidecar_values_rejected_total', { field: VALUES.bounded_field }, 'self',
+    'Event values outside their bounds, treated as absent, by field: numbers past their plausible bound, ids and names longer than their byte limit (--ingest.max-id-bytes, --ingest.max-label-value-bytes); the event still counts (see Value bounds below).'),
+  stateEvictions: counter('hermes_sidecar_state_evictions_total', { table: STATE_VALUES.state_table }, 'self',
+    'Entries evicted from a full state table (too many entries, or too many bytes) before they expired, by table ({table}).'),
+} as const satisfies Declarations;
+
+/** Every family the event path writes: what createEventPipeline is handed. */
+export const PIPELINE_FAMILIES = mergeDeclarations(
+  RECORDER_FAMILIES,
+  SPAN_FAMILIES,
+  STATE_FAMILIES,
+  DISPATCHER_FAMILIES,
+  LABEL_GUARD_FAMILIES,
+);
+
+export type PipelineMetrics = Families<typeof PIPELINE_FAMILIES>;
 
 export interface EventPipeline {
   readonly dispatcher: Dispatcher;
@@ -72,7 +95,7 @@ export function tableBudgets(totalBytes: number): { readonly sessions: number; r
 
 export function createEventPipeline(
   config: EventPipelineSettings,
-  metrics: Metrics,
+  metrics: PipelineMetrics,
   clock: Clock,
   onApplyError: (error: unknown) => void,
   slicer: Slicer = eventLoopSlicer(),
@@ -82,11 +105,12 @@ export function createEventPipeline(
   const held = new HeldClock(clock);
   // Every state table (plugin instances, sessions, the span tables) evicts its oldest entries when
   // full, in entries or in bytes; counted here, once.
-  const { stateEvictions, valuesRejected } = metricsOwnedBy(metrics, 'correlate/assemble');
-  const evicted = (table: ValueOf<'state_table'>): void => stateEvictions.inc({ table });
+  const { stateEvictions, valuesRejected } = familiesFor(metrics, STATE_FAMILIES);
+  const evicted = (table: (typeof STATE_VALUES)['state_table'][number]): void => stateEvictions.inc({ table });
   // Values out of their bounds: found while reading an event (its rejectedValues) or while
   // computing a duration from two of its timestamps; counted here, once.
   const valueRejected = (field: ValueOf<'bounded_field'>): void => valuesRejected.inc({ field });
+  const delivery = new DeliveryRecorder(familiesFor(metrics, DELIVERY_FAMILIES));
   const instances = new PluginInstances({
     clock: held.now,
     ttlSeconds: config.sequence.instanceTtlSeconds,
@@ -94,27 +118,27 @@ export function createEventPipeline(
     windowSize: config.sequence.window,
     reorderSeconds: config.sequence.reorderSeconds,
     maxBytes: config.sequence.maxBytes,
-    onEvict: (table) => evicted(table),
-    onLost: (events) => recorders.delivery.lost(events),
-    onReset: (reason) => recorders.delivery.sequenceReset(reason),
-    onStale: (reason) => recorders.delivery.staleHeartbeat(reason),
-    onFolded: (key) => recorders.delivery.folded(key),
+    onEvict: evicted,
+    onLost: (events) => delivery.lost(events),
+    onReset: (reason) => delivery.sequenceReset(reason),
+    onStale: (reason) => delivery.staleHeartbeat(reason),
+    onFolded: (key) => delivery.folded(key),
   });
   const recorders = createRecorders(
     {
-      labels: new LabelGuard(config.labels, metricsOwnedBy(metrics, 'metrics/labels'), config.ingest?.maxLabelValueBytes),
+      labels: new LabelGuard(config.labels, familiesFor(metrics, LABEL_GUARD_FAMILIES), config.ingest?.maxLabelValueBytes),
       clock: held.now,
       spans: { ttlSeconds: config.correlator.spanTtlSeconds, maxEntries: config.correlator.maxSpans, maxBytes: budgets.eachSpanTable },
       sessionTtlSeconds: config.correlator.sessionTtlSeconds,
       sessionMaxBytes: budgets.sessions,
       prices: new PriceTable(config.prices),
       track: (table) => sweepables.push(table),
-      spanMetrics: metricsOwnedBy(metrics, 'correlate/recorders/context'),
+      spanMetrics: familiesFor(metrics, SPAN_FAMILIES),
       evicted,
       valueRejected,
     },
-    metrics,
-    () => instances.liveness(),
+    familiesFor(metrics, RECORDER_FAMILIES),
+    delivery,
     { maxInstances: config.sequence.maxInstances },
   );
   // The instance table sweeps in one step of its own.
@@ -127,15 +151,16 @@ export function createEventPipeline(
   const gauges = collectables(recorders);
   let sweeping: Promise<void> | undefined;
   return {
-    dispatcher: new Dispatcher(recorders, instances, metricsOwnedBy(metrics, 'correlate/dispatcher'), held, onApplyError, valueRejected),
+    dispatcher: new Dispatcher(recorders, instances, familiesFor(metrics, DISPATCHER_FAMILIES), held, onApplyError, valueRejected),
     instances,
-    delivery: recorders.delivery,
+    delivery,
     sweep: () => {
       sweeping ??= sweepInSlices(sweepables, slicer).finally(() => (sweeping = undefined));
       return sweeping;
     },
     collect: () => {
       instances.settleExpired();
+      delivery.instancesSeen(instances.liveness());
       for (const recorder of gauges) recorder.collect();
     },
   };

@@ -6,9 +6,21 @@ import type { BoundedField } from '../contract/bounds.js';
 import type { EventData, ObserverEvent } from '../contract/events.js';
 import { ignoredEventLabel } from '../contract/hooks.js';
 import type { Recorders } from './recorders/index.js';
-import type { OwnedMetrics } from '../metrics/registry.js';
+import type { Families } from '../metrics/registry.js';
 import type { PluginInstances } from './instances.js';
 import type { HeldClock } from './heldClock.js';
+import { VALUES } from '../contract/vocabulary.js';
+import { counter, gauge, type Declarations } from '../metrics/declare.js';
+
+/** The families this module writes (and all it is handed). */
+export const DISPATCHER_FAMILIES = {
+  eventsIgnored: counter('hermes_sidecar_events_ignored_total', { event: VALUES.ignored_event }, 'self',
+    'Valid events that have no metric mapping.',
+    // Ignored events are expected noise; a zero per known name would only lengthen the scrape.
+    { preinit: false }),
+  lastEvent: gauge('hermes_sidecar_last_event_timestamp_seconds', {}, 'self',
+    'Time the newest event was applied.'),
+} as const satisfies Declarations;
 
 export class Dispatcher {
   /** Hook events applied so far (duplicates and plugin heartbeats excluded): reported in the shutdown log. */
@@ -19,7 +31,7 @@ export class Dispatcher {
   constructor(
     private readonly recorders: Recorders,
     private readonly instances: PluginInstances,
-    private readonly metrics: OwnedMetrics<'correlate/dispatcher'>,
+    private readonly metrics: Families<typeof DISPATCHER_FAMILIES>,
     /** Held for each batch: its events share one arrival time (heldClock.ts). */
     private readonly clock: HeldClock,
     private readonly onApplyError: (error: unknown) => void,

@@ -13,7 +13,6 @@
  * hooks and reasons, else `other`), so the stored keys per instance are bounded by those sets.
  */
 import type { Clock } from '../clock.js';
-import { VALUES, type ValueOf } from '../metrics/catalogue.js';
 import {
   BYTES,
   InstanceTracker,
@@ -23,6 +22,8 @@ import {
   type Tombstone,
   type TrackerContext,
 } from './sequence/tracker.js';
+import { STATE_VALUES } from './tables.js';
+import { VALUES } from '../contract/vocabulary.js';
 
 export { MAX_OPEN_GAPS, MAX_INTERVALS } from './sequence/epoch.js';
 export { MAX_EPOCHS, MAX_FORGOTTEN_RANGES, MAX_PAST_BOOTS, type SequenceVerdict } from './sequence/tracker.js';
@@ -71,7 +72,7 @@ export interface Heartbeat {
 }
 
 /** The state tables this module bounds (the `table` label of the evictions counter). */
-export type InstanceTable = Extract<ValueOf<'state_table'>, `plugin_${string}`>;
+export type InstanceTable = Extract<(typeof STATE_VALUES)['state_table'][number], `plugin_${string}`>;
 
 export interface InstancesOptions {
   readonly clock: Clock;

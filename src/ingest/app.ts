@@ -7,18 +7,51 @@
  */
 import express, { type Express, type RequestHandler } from 'express';
 import { SidecarError } from '../errors.js';
-import { VALUES } from '../metrics/catalogue.js';
 import { closedLabel } from '../metrics/labels.js';
-import { metricsOwnedBy, type Metrics, type OwnedMetrics } from '../metrics/registry.js';
+import { familiesFor, type Families } from '../metrics/registry.js';
 import { EVENTS_ROUTE, HOOKS_ROUTE, type IngestRouteOptions } from './admission.js';
-import { errorHandler, Rejections, type FailedRequest } from './errors.js';
+import { SUBMISSION_FAMILIES } from './submission.js';
+import { BODY_FAMILIES } from './body.js';
+import { errorHandler, REJECTION_FAMILIES, Rejections, type FailedRequest } from './errors.js';
+import { INGESTOR_FAMILIES } from './ingestor.js';
+import { MEMORY_FAMILIES } from './memory.js';
 import { eventsRouter } from './events.js';
 import { hooksRouter, type HooksRouteOptions } from './hooks.js';
+import { ERRORS } from '../errors.js';
+import { counter, mergeDeclarations, type Declarations } from '../metrics/declare.js';
+
+/** The closed value sets of this module's labels. */
+export const INGEST_APP_VALUES = {
+  ingest_route: ['/v1/events', '/v1/hooks'],
+  /** The status codes the ingest listener answers with: 202, and those of src/errors.ts. */
+  ingest_code: [...new Set(['202', ...Object.values(ERRORS).map((error) => String(error.status))])],
+} as const satisfies Record<string, readonly string[]>;
+
+/** The families this module writes (and all it is handed). */
+export const INGEST_APP_FAMILIES = {
+  ingestRequests: counter('hermes_sidecar_ingest_requests_total', { route: INGEST_APP_VALUES.ingest_route, code: INGEST_APP_VALUES.ingest_code }, 'self',
+    'HTTP ingest requests by route and status code.',
+    // Not every code is possible on every route: a zero per combination would only mislead.
+    { preinit: false }),
+} as const satisfies Declarations;
+
+/** Every family the ingest stage writes (the listener, its routes, the ingestor, body reads, the memory guard). */
+export const INGEST_FAMILIES = mergeDeclarations(
+  INGESTOR_FAMILIES,
+  REJECTION_FAMILIES,
+  SUBMISSION_FAMILIES,
+  INGEST_APP_FAMILIES,
+  MEMORY_FAMILIES,
+  BODY_FAMILIES,
+);
+
+/** The families the listener hands its parts. */
+type ListenerFamilies = Families<typeof REJECTION_FAMILIES> & Families<typeof SUBMISSION_FAMILIES> & Families<typeof INGEST_APP_FAMILIES>;
 
 /** The listener's options: what its routes share, and what only the listener itself uses. */
 export interface IngestAppOptions extends Omit<IngestRouteOptions, 'metrics' | 'rejections'> {
-  /** Each part of the listener is given the metrics it owns. */
-  readonly metrics: Metrics;
+  /** Each part of the listener is given the families it declares. */
+  readonly metrics: ListenerFamilies;
   readonly token: string | undefined;
   readonly retryAfterSeconds: number;
   readonly onInternalError: (error: unknown) => void;
@@ -27,9 +60,9 @@ export interface IngestAppOptions extends Omit<IngestRouteOptions, 'metrics' | '
   readonly webhook: HooksRouteOptions;
 }
 
-const STATUS_CODES = new Set(VALUES.ingest_code);
+const STATUS_CODES = new Set(INGEST_APP_VALUES.ingest_code);
 
-function countRequests(metrics: OwnedMetrics<'ingest/app'>): RequestHandler {
+function countRequests(metrics: Families<typeof INGEST_APP_FAMILIES>): RequestHandler {
   return (request, response, next) => {
     response.on('finish', () => {
       const route = request.path === EVENTS_ROUTE || request.path === HOOKS_ROUTE ? request.path : 'other';
@@ -44,9 +77,9 @@ export function createIngestApp(options: IngestAppOptions): Express {
   app.disable('x-powered-by');
   app.disable('etag');
   const { metrics, token, retryAfterSeconds, onInternalError, onFailedRequest, webhook, ...shared } = options;
-  const rejections = new Rejections(metricsOwnedBy(metrics, 'ingest/errors'));
-  const routes: IngestRouteOptions = { ...shared, metrics: metricsOwnedBy(metrics, 'ingest/admission'), rejections };
-  app.use(countRequests(metricsOwnedBy(metrics, 'ingest/app')));
+  const rejections = new Rejections(familiesFor(metrics, REJECTION_FAMILIES));
+  const routes: IngestRouteOptions = { ...shared, metrics: familiesFor(metrics, SUBMISSION_FAMILIES), rejections };
+  app.use(countRequests(familiesFor(metrics, INGEST_APP_FAMILIES)));
   app.use(eventsRouter({ ...routes, token }));
   app.use(hooksRouter(routes, webhook));
   app.use((_request, _response, next) => next(new SidecarError('not_found')));

@@ -9,9 +9,16 @@
 import { Transform, Writable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import type { Request, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { SidecarError } from '../errors.js';
-import type { OwnedMetrics } from '../metrics/registry.js';
+import type { Families } from '../metrics/registry.js';
+import { gauge, type Declarations } from '../metrics/declare.js';
+
+/** The families this module writes (and all it is handed). */
+export const BODY_FAMILIES = {
+  ingestInflightBytes: gauge('hermes_sidecar_ingest_inflight_bytes', {}, 'self',
+    'Bytes of request bodies being read or held on the ingest listener (bounded by --ingest.max-inflight-bytes; a refusal counts in events_rejected_total as inflight_limit).'),
+} as const satisfies Declarations;
 
 /** A UTF-8 byte order mark: some senders start JSON with one; JSON.parse would refuse it. */
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
@@ -37,7 +44,7 @@ export class InflightBudget {
 
   constructor(
     readonly capacityBytes: number,
-    private readonly metrics?: OwnedMetrics<'ingest/body'>,
+    private readonly metrics?: Families<typeof BODY_FAMILIES>,
   ) {}
 
   /** The bytes held, read at scrape time. */
@@ -180,3 +187,21 @@ function readFailure(error: unknown, signal: AbortSignal): SidecarError {
   // zlib errors (not gzip, truncated, bad checksum) and a client that went away mid-body.
   return new SidecarError('invalid_encoding');
 }
+
+/**
+ * Reads the body (body.ts: counted while streaming, on the wire and after gzip inflation, held
+ * against the listener's in-flight budget) into `request.body`.
+ */
+export function rawBody(
+  options: { readonly bodyTimeoutMs: number; readonly inflight: InflightBudget },
+  maxBytes: number,
+): RequestHandler {
+  const limits: BodyLimits = { maxWireBytes: maxBytes, maxInflatedBytes: maxBytes, timeoutMs: options.bodyTimeoutMs };
+  return async (request, response, next) => {
+    request.body = await readBody(request, response, limits, options.inflight);
+    next();
+  };
+}
+
+/** The body read by rawBody. */
+export const bodyOf = (request: Request): Buffer => (Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0));

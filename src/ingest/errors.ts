@@ -5,25 +5,23 @@
 import type { ErrorRequestHandler } from 'express';
 import type { LineError } from '../contract/decode.js';
 import { ERRORS, SidecarError, type ErrorCode } from '../errors.js';
-import type { OwnedMetrics } from '../metrics/registry.js';
+import type { Families } from '../metrics/registry.js';
+import { VALUES } from '../contract/vocabulary.js';
+import { counter, type Declarations } from '../metrics/declare.js';
 
-/** body-parser reports its failures with a `type`; map the ones a client can cause. */
-const BODY_PARSER_CODES: Readonly<Record<string, ErrorCode>> = {
-  'entity.too.large': 'too_large',
-  'encoding.unsupported': 'unsupported_encoding',
-  'charset.unsupported': 'unsupported_media_type',
-  'request.aborted': 'invalid_encoding',
-  'request.size.invalid': 'invalid_encoding',
-};
+/** The families this module writes (and all it is handed). */
+export const REJECTION_FAMILIES = {
+  eventsRejected: counter('hermes_sidecar_events_rejected_total', { reason: VALUES.rejection_reason }, 'self',
+    'Events (or whole requests) refused at the edge, by reason ({reason}).'),
+} as const satisfies Declarations;
 
+/**
+ * Every failure of the ingest routes is a SidecarError (body reads, including zlib's, become one
+ * in ingest/body.ts); no body parser is mounted. An error carrying a 4xx status can only come
+ * from express itself and is the client's doing; anything else is the sidecar's own failure.
+ */
 function toSidecarError(error: unknown): SidecarError {
   if (error instanceof SidecarError) return error;
-  const type = (error as { type?: unknown } | null)?.type;
-  if (typeof type === 'string') {
-    const code = Object.hasOwn(BODY_PARSER_CODES, type) ? BODY_PARSER_CODES[type] : undefined;
-    if (code !== undefined) return new SidecarError(code);
-  }
-  // zlib failures while inflating a gzip body, and anything else body-parser answers 4xx.
   const status = (error as { status?: unknown } | null)?.status;
   if (typeof status === 'number' && status >= 400 && status < 500) return new SidecarError('invalid_encoding');
   return new SidecarError('internal');
@@ -31,7 +29,7 @@ function toSidecarError(error: unknown): SidecarError {
 
 /** The one counter of what the edge refuses: whole requests by their error, single lines by their verdict. */
 export class Rejections {
-  constructor(private readonly metrics: OwnedMetrics<'ingest/errors'>) {}
+  constructor(private readonly metrics: Families<typeof REJECTION_FAMILIES>) {}
 
   request(code: ErrorCode): void {
     const reason = ERRORS[code].rejected;

@@ -1,20 +1,26 @@
 /** POST /v1/events: plugin lines, envelopes and flat kwargs as NDJSON or JSON, optionally gzip. */
 import { Router, type RequestHandler } from 'express';
-import {
-  admissionChecks,
-  bodyFormat,
-  bodyOf,
-  decodeRequestBody,
-  EVENTS_ROUTE,
-  rawBody,
-  requireMediaType,
-  submitDecoded,
-  type IngestRouteOptions,
-} from './admission.js';
+import { decodeBodyInSlices, type BodyFormat, type DecodedBody, type DecodeOptions } from '../contract/decode.js';
+import { admissionChecks, bodyFormat, EVENTS_ROUTE, requireMediaType, type IngestRouteOptions } from './admission.js';
 import { requireBearerToken } from './auth.js';
+import { bodyOf, rawBody, withoutBom } from './body.js';
+import { submitDecoded } from './submission.js';
 
 export interface EventsRouteOptions extends IngestRouteOptions {
   readonly token: string | undefined;
+}
+
+/** Decodes a body in slices that yield to the event loop (decode.ts), without its BOM. */
+function decodeRequestBody(options: IngestRouteOptions, body: Buffer, format: BodyFormat): Promise<DecodedBody> {
+  const settings: DecodeOptions = {
+    format,
+    maxEvents: options.maxEventsPerRequest,
+    maxLineBytes: options.maxLineBytes,
+    maxJsonBytes: options.maxJsonBytes,
+    ...(options.strings === undefined ? {} : { strings: options.strings }),
+    arrivedAt: options.wallClock(),
+  };
+  return decodeBodyInSlices(withoutBom(body), settings, options.slicer);
 }
 
 function eventsHandler(options: EventsRouteOptions): RequestHandler {

@@ -13,17 +13,10 @@ import { Router, type RequestHandler } from 'express';
 import type { DecodedBody } from '../contract/decode.js';
 import { deliveryKey, readWebhookDelivery } from '../contract/webhook.js';
 import { SidecarError } from '../errors.js';
-import { withoutBom } from './body.js';
+import { bodyOf, rawBody, withoutBom } from './body.js';
 import { RecentIds } from './recent.js';
-import {
-  admissionChecks,
-  bodyOf,
-  HOOKS_ROUTE,
-  rawBody,
-  requireJson,
-  submitDecoded,
-  type IngestRouteOptions,
-} from './admission.js';
+import { admissionChecks, HOOKS_ROUTE, requireJson, type IngestRouteOptions } from './admission.js';
+import { submitDecoded } from './submission.js';
 
 const SIGNATURE = /^sha256=([0-9a-f]{64})$/i;
 

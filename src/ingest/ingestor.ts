@@ -6,10 +6,36 @@
  */
 import type { ObserverEvent } from '../contract/events.js';
 import { eventLabel } from '../contract/hooks.js';
-import type { OwnedMetrics } from '../metrics/registry.js';
+import type { Families } from '../metrics/registry.js';
 import type { Dispatcher } from '../correlate/dispatcher.js';
 import type { IngestQueue } from './queue.js';
 import { applyInSlices, eventLoopSlicer, type Slicer } from '../slices.js';
+import { VALUES } from '../contract/vocabulary.js';
+import { counter, gauge, type Declarations } from '../metrics/declare.js';
+
+/** The closed value sets of this module's labels. */
+export const INGESTOR_VALUES = {
+  /** Why accepted-looking events were not applied; the sender is told to retry the first two. */
+  drop_reason: ['queue_full', 'shutdown', 'internal_error'],
+} as const satisfies Record<string, readonly string[]>;
+
+/** The families this module writes (and all it is handed). */
+export const INGESTOR_FAMILIES = {
+  eventsReceived: counter('hermes_sidecar_events_received_total', { source: VALUES.event_source, event: VALUES.event }, 'self',
+    'Events accepted for processing by source ({source}) and hook name.',
+    // Sources × event names would be 200 zero series; a source appears with its first event.
+    { preinit: false }),
+  eventsDropped: counter('hermes_sidecar_events_dropped_total', { reason: INGESTOR_VALUES.drop_reason }, 'self',
+    'Events not applied, by reason ({reason}): the queue was full or the sidecar was shutting down (the sender is told to retry), or applying the event failed.'),
+  queueDepth: gauge('hermes_sidecar_queue_depth', {}, 'self',
+    'Batches waiting in the ingest queue or being applied.'),
+  queueCapacity: gauge('hermes_sidecar_queue_capacity', {}, 'self',
+    'Configured bound of the ingest queue, in batches.'),
+  queueEvents: gauge('hermes_sidecar_queue_events', {}, 'self',
+    'Events in the batches waiting in the ingest queue or being applied.'),
+  queueEventsCapacity: gauge('hermes_sidecar_queue_events_capacity', {}, 'self',
+    'Configured bound of the ingest queue, in events (--ingest.queue-max-events).'),
+} as const satisfies Declarations;
 
 export type Refusal = 'queue_full' | 'shutting_down';
 
@@ -24,7 +50,7 @@ export class Ingestor {
   constructor(
     private readonly queue: IngestQueue,
     private readonly dispatcher: Dispatcher,
-    private readonly metrics: OwnedMetrics<'ingest/ingestor'>,
+    private readonly metrics: Families<typeof INGESTOR_FAMILIES>,
     private readonly slicer: Slicer = eventLoopSlicer(),
   ) {
     metrics.queueCapacity.set({}, queue.capacity.batches);

@@ -17,7 +17,16 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Clock } from '../clock.js';
-import type { OwnedMetrics } from '../metrics/registry.js';
+import type { Families } from '../metrics/registry.js';
+import { gauge, type Declarations } from '../metrics/declare.js';
+
+/** The families this module writes (and all it is handed). */
+export const MEMORY_FAMILIES = {
+  memoryPressure: gauge('hermes_sidecar_memory_pressure', {}, 'self',
+    '1 while the memory guard refuses ingest (503) and /-/ready answers 503, else 0.'),
+  memoryLiveBytes: gauge('hermes_sidecar_memory_live_bytes', {}, 'self',
+    'Live memory the guard measures: V8 heap in use plus memory held by Buffers and ArrayBuffers.'),
+} as const satisfies Declarations;
 
 interface MemoryUsage {
   readonly rssBytes: number;
@@ -60,7 +69,7 @@ export interface MemoryGuardOptions {
   /** A full GC, requested while under pressure. */
   readonly collectGarbage?: (() => void) | undefined;
   /** The pressure and live-memory gauges, set at scrape time. */
-  readonly metrics?: OwnedMetrics<'ingest/memory'>;
+  readonly metrics?: Families<typeof MEMORY_FAMILIES>;
 }
 
 /** Pressure ends once usage is below this fraction of the limit that started it. */

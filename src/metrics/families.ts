@@ -12,9 +12,9 @@
  * never silent. Agent families share a global series budget; past it, a new label set folds
  * into its overflow series.
  */
-import type { MetricSpec } from './catalogue.js';
 
 export type Labels = Readonly<Record<string, string>>;
+import { MetricSpec } from './declare.js';
 
 /**
  * The content-free ids of one observation, its value and when it happened (epoch seconds): the

@@ -1,7 +1,7 @@
 /**
  * Which hook and field feed each catalogue metric, and since which Hermes behaviour: the
- * "fed by" column of docs/metrics.md. Typed by the catalogue's keys, so a new metric cannot
- * ship without saying what feeds it.
+ * "fed by" column of docs/metrics.md. The catalogue (src/catalogue.ts) checks its keys are
+ * exactly the catalogue's, so a new metric cannot ship without saying what feeds it.
  *
  * `feed` says what a user of the tested Hermes release (NousResearch/hermes-agent 306e2d2, July
  * 2026, through the bridge plugin) sees:
@@ -11,7 +11,6 @@
  *    release has: the dashboards and rules do not show these;
  *  - `plugin` / `sidecar`: delivery and self metrics of this project.
  */
-import type { MetricKey } from './catalogue.js';
 
 export type Feed = 'hermes' | 'partial' | 'envelope' | 'plugin' | 'sidecar';
 
@@ -119,9 +118,9 @@ export const FED_BY = {
   connectionsOpen: { feed: 'sidecar', by: 'web and ingest listeners' },
   connectionsLimit: { feed: 'sidecar', by: 'configuration' },
   scrapeAnswersDropped: { feed: 'sidecar', by: '/metrics' },
-} as const satisfies Record<MetricKey, FedBy>;
+} as const satisfies Record<string, FedBy>;
 
 /** Metrics no Hermes release feeds (envelope variant only): not on the dashboards, not in rules. */
-export const ENVELOPE_ONLY_METRICS: readonly MetricKey[] = (Object.keys(FED_BY) as MetricKey[]).filter(
+export const ENVELOPE_ONLY_METRICS: readonly (keyof typeof FED_BY)[] = (Object.keys(FED_BY) as (keyof typeof FED_BY)[]).filter(
   (key) => FED_BY[key].feed === 'envelope',
 );

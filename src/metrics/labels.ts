@@ -5,6 +5,7 @@
  * outside their list to `other`. Open sets keep their first N distinct values per label; later
  * new values fold into `other`, and each fold is counted.
  */
+import { counter, type Declarations } from './declare.js';
 
 export const UNKNOWN = 'unknown';
 export const OTHER = 'other';
@@ -168,15 +169,14 @@ class SpellingCache {
   }
 }
 
-/** The counters the guard writes (metrics/labels in the catalogue). */
-export interface LabelGuardMetrics {
-  /** Each fold into `other` counts once. */
-  readonly labelOverflow: { inc(labels: { readonly label: OpenLabel }): void };
-  /** A raw value longer than the byte limit, cut before anything else. */
-  readonly labelValuesCut: { inc(labels: { readonly label: OpenLabel }): void };
-  /** A spelling forgotten by a full cache. */
-  readonly labelCacheEvictions: { inc(labels: { readonly label: OpenLabel }): void };
-}
+/**
+ * The counters the guard writes, keyed by its own declaration (LABEL_GUARD_FAMILIES, at the end
+ * of this module): each fold into `other`, each raw value cut to the byte limit, each spelling
+ * forgotten by a full cache counts once.
+ */
+export type LabelGuardMetrics = {
+  readonly [K in keyof typeof LABEL_GUARD_FAMILIES]: { inc(labels: { readonly label: OpenLabel }): void };
+};
 
 export class LabelGuard {
   private readonly states: Record<OpenLabel, GuardState>;
@@ -241,3 +241,13 @@ export class LabelGuard {
     return value;
   }
 }
+
+/** The families this module writes (and all it is handed). */
+export const LABEL_GUARD_FAMILIES = {
+  labelOverflow: counter('hermes_sidecar_label_overflow_total', { label: OPEN_LABELS }, 'self',
+    'Label values folded into "other" by the cardinality guard.'),
+  labelValuesCut: counter('hermes_sidecar_label_values_cut_total', { label: OPEN_LABELS }, 'self',
+    'Raw label values longer than --ingest.max-label-value-bytes that reached the label guard and were cut to it before sanitizing (the event readers already refuse such names, so this stays 0 unless a new caller skips them).'),
+  labelCacheEvictions: counter('hermes_sidecar_label_cache_evictions_total', { label: OPEN_LABELS }, 'self',
+    'Raw spellings dropped from the label guard\'s bounded cache of resolved values (least recently used first); an evicted spelling is resolved again, with the same result, when it returns.'),
+} as const satisfies Declarations;

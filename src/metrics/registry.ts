@@ -6,25 +6,26 @@
  * data and rendered by the sidecar's own serializer, so they come out the same in both formats),
  * so a move to its successor (@prometheus-io/client) stays a one-file change.
  *
- * Families take labels as objects typed by the catalogue (closed labels take their declared
+ * Families take labels as objects typed by their declaration (closed labels take their declared
  * values, `unknown` or `other`), always complete; they refuse non-finite (and, for counters and
  * histograms, negative) values, counted here, and agent families share the global series budget,
- * whose figures (live series, limit, folds) this module owns. Each component is handed only the
- * metrics it owns (metricsOwnedBy).
+ * whose figures (live series, limit, folds) this module declares and writes. The registry is
+ * built from the catalogue the composition root gathers (src/catalogue.ts); each component is
+ * handed the families of its own declaration object (familiesFor), so writing a family it did
+ * not declare does not type-check.
  */
 import client from 'prom-client';
 import {
-  CATALOGUE,
   closedValues,
+  counter,
+  gauge,
   guardedLabel,
   type BucketSets,
-  type Catalogue,
+  type Declarations,
+  type DerivedValues,
   type LabelsOf,
-  type MetricKey,
-  type MetricOwner,
   type MetricSpec,
-  type OwnedKeys,
-} from './catalogue.js';
+} from './declare.js';
 import {
   CounterStorage,
   GaugeStorage,
@@ -40,6 +41,7 @@ import {
   type ScalarSeries,
 } from './families.js';
 import { OPEN_LABELS, OTHER } from './labels.js';
+import type { CONNECTION_FAMILIES } from './connectionFamilies.js';
 
 export type { CounterHandle, Exemplar, FamilyView, HistogramHandle, HistogramSeries, ScalarSeries } from './families.js';
 
@@ -66,26 +68,42 @@ type FamilyOf<S extends MetricSpec> = S['type'] extends 'counter'
     ? GaugeFamily<S>
     : HistogramFamily<S>;
 
-export type Metrics = { readonly [K in MetricKey]: FamilyOf<Catalogue[K]> };
+/** The handles of the families a declaration object declares: all its holder can write. */
+export type Families<D extends Declarations> = { readonly [K in keyof D]: FamilyOf<D[K]> };
 
-/** The handles of the metrics one module owns: what that module is given, and all it can write. */
-export type OwnedMetrics<O extends MetricOwner> = Pick<Metrics, OwnedKeys<O>>;
-
-const METRIC_KEYS = Object.keys(CATALOGUE) as MetricKey[];
-
-/** Picks from `metrics` the handles `owner` owns (the catalogue says which). */
-export function metricsOwnedBy<O extends MetricOwner>(metrics: Metrics, owner: O): OwnedMetrics<O> {
-  const owned = METRIC_KEYS.filter((key) => CATALOGUE[key].owner === owner).map((key) => [key, metrics[key]]);
-  return Object.fromEntries(owned) as OwnedMetrics<O>;
+/**
+ * The handles of `declarations`, picked from the families of a catalogue that includes them (the
+ * same spec objects, so the label types are the declaration's own).
+ */
+export function familiesFor<D extends Declarations>(metrics: Families<D>, declarations: D): Families<D> {
+  return Object.fromEntries(Object.keys(declarations).map((key) => [key, metrics[key]])) as Families<D>;
 }
 
+/** The names of agent metrics: the values of `metric` on the series overflow counter. */
+const agentMetricNames: DerivedValues = {
+  description: 'the name of an agent metric',
+  derived: (catalogue) => catalogue.filter((spec) => spec.scope === 'agent').map((spec) => spec.name),
+};
+
+/** The series budget's figures and the storage's refusals, written by the registry itself. */
+export const REGISTRY_FAMILIES = {
+  liveSeries: gauge('hermes_sidecar_series', {}, 'self',
+    'Live label sets across agent metrics (a histogram label set counts once).'),
+  seriesLimit: gauge('hermes_sidecar_series_limit', {}, 'self',
+    'The global cap on live label sets across agent metrics.'),
+  seriesOverflow: counter('hermes_sidecar_series_overflow_total', { metric: agentMetricNames }, 'self',
+    'New label sets folded into their overflow series (open labels as "other") because the global series cap was reached.'),
+  invalidValues: counter('hermes_sidecar_invalid_values_total', {}, 'self',
+    'Values refused by the metric storage (not finite, or negative for a counter or histogram): a bug in the sidecar, never stored.'),
+} as const satisfies Declarations;
+
 /** Every combination of a metric's closed label values: the series that exist from the start. */
-export function initialLabelSets(spec: MetricSpec): Record<string, string>[] {
+export function initialLabelSets(spec: MetricSpec, catalogue: readonly MetricSpec[]): Record<string, string>[] {
   if (!spec.preinit) return [];
   let sets: Record<string, string>[] = [{}];
   for (const name of spec.labelNames) {
     const declared = spec.labels[name];
-    const values = declared === undefined ? undefined : closedValues(declared);
+    const values = declared === undefined ? undefined : closedValues(declared, catalogue);
     if (values === undefined) return [];
     sets = sets.flatMap((set) => values.map((value) => ({ ...set, [name]: value })));
   }
@@ -98,8 +116,8 @@ const LINT_FAILING_DEFAULT_METRICS = [
   'nodejs_active_resources_total',
 ] as const;
 
-export interface MetricsRegistry {
-  readonly metrics: Metrics;
+export interface MetricsRegistry<M = unknown> {
+  readonly metrics: M;
   /** Live series across agent-scope families. */
   agentSeries(): number;
   /** Every exported family, catalogue order first, then the runtime metrics; rejects when one cannot be read. */
@@ -186,11 +204,33 @@ function storageFor(spec: MetricSpec, options: FamilyOptions, buckets: BucketSet
 
 type AnyFamily = CounterFamily<MetricSpec> | GaugeFamily<MetricSpec> | HistogramFamily<MetricSpec>;
 
-export function createMetricsRegistry(options: RegistryOptions): MetricsRegistry {
-  const families = new Map<MetricKey, Family>();
+/** Refuses a catalogue that declares a name twice or carries a label for a guard label that does not exist. */
+function checkCatalogue(specs: readonly MetricSpec[], openLabels: ReadonlySet<string>): void {
+  const names = new Set<string>();
+  for (const spec of specs) {
+    if (names.has(spec.name)) throw new Error(`metric ${spec.name} is declared twice`);
+    names.add(spec.name);
+    for (const label of spec.labelNames) {
+      const guarded = guardedLabel(spec, label);
+      if (guarded !== undefined && !openLabels.has(guarded)) throw new Error(`${spec.name}{${label}} carries ${guarded}, not an open label`);
+    }
+  }
+}
+
+/**
+ * Builds the storage of every family of `catalogue` (the composition root's, src/catalogue.ts),
+ * which must include the registry's own declarations.
+ */
+export function createRegistry<D extends Declarations & typeof REGISTRY_FAMILIES>(
+  catalogue: D,
+  options: RegistryOptions,
+): MetricsRegistry<Families<D>> {
+  const families = new Map<string, Family>();
   const budget = new SeriesBudget(options.maxAgentSeries);
   const openLabels: ReadonlySet<string> = new Set(OPEN_LABELS);
-  for (const [key, spec] of Object.entries(CATALOGUE) as [MetricKey, MetricSpec][]) {
+  const specs: readonly MetricSpec[] = Object.values(catalogue);
+  checkCatalogue(specs, openLabels);
+  for (const [key, spec] of Object.entries(catalogue) as [string, MetricSpec][]) {
     const enabled = spec.optIn !== 'semconv' || options.semconv === true;
     const family = storageFor(
       spec,
@@ -201,35 +241,39 @@ export function createMetricsRegistry(options: RegistryOptions): MetricsRegistry
         foldLabels: spec.labelNames.filter((name) => openLabels.has(guardedLabel(spec, name) ?? '')),
         foldValue: OTHER,
         // Bound below, before any write can happen.
-        onFold: () => metrics.seriesOverflow.inc({ metric: spec.name }),
-        onInvalid: () => metrics.invalidValues.inc({}),
+        onFold: () => own.seriesOverflow.inc({ metric: spec.name }),
+        onInvalid: () => own.invalidValues.inc({}),
       },
       options.buckets,
     );
     families.set(key, family);
   }
   for (const family of families.values()) {
-    for (const labels of initialLabelSets(family.spec)) family.preinit(labels);
+    for (const labels of initialLabelSets(family.spec, specs)) family.preinit(labels);
   }
   const runtime = runtimeRegistry(options.defaultMetrics);
   const exported = [...families.values()].filter((family) => family.enabled);
-  const typed = new Map<MetricKey, AnyFamily>(families);
+  const typed = new Map<string, AnyFamily>(families);
   const agentFamilies = exported.filter((family) => family.scope === 'agent');
   const agentSeries = (): number => agentFamilies.reduce((total, family) => total + family.size, 0);
   // Each entry is the storage class of its spec's type (storageFor), which implements that
   // type's family interface for any labels: the record's per-key label types are asserted once,
   // here.
-  const metrics = Object.fromEntries(typed) as Metrics;
-  metrics.seriesLimit.set({}, options.maxAgentSeries);
+  const metrics = Object.fromEntries(typed) as Families<D>;
+  const own = familiesFor(Object.fromEntries(typed) as Families<typeof REGISTRY_FAMILIES>, REGISTRY_FAMILIES);
+  own.seriesLimit.set({}, options.maxAgentSeries);
 
   return {
     metrics,
     agentSeries,
     collect: async () => {
-      metrics.liveSeries.set({}, agentSeries());
+      own.liveSeries.set({}, agentSeries());
       if (runtime === undefined) return exported;
       const runtimeFamilies = (await runtime.getMetricsAsJSON()).flatMap((metric) => runtimeFamily(metric) ?? []);
       return [...exported, ...runtimeFamilies];
     },
   };
 }
+
+/** The connection table's handles, under the name src/net/ imports them by. */
+export type OwnedMetrics<_Holder extends 'net/connections'> = Families<typeof CONNECTION_FAMILIES>;

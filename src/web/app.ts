@@ -11,11 +11,25 @@
 import express, { type Express, type Response } from 'express';
 import type { Exposition } from '../exposition/exposition.js';
 import { acceptsGzip, CONTENT_TYPES, negotiateFormat } from '../exposition/negotiate.js';
-import { metricsOwnedBy, type MetricsRegistry, type OwnedMetrics } from '../metrics/registry.js';
+import { familiesFor, type Families, type MetricsRegistry } from '../metrics/registry.js';
 import { DEFAULT_MAX_HELD_BYTES, HeldBodies, RenderFailure, SharedRenders, type RenderedBody } from './scrape.js';
+import { counter, type Declarations } from '../metrics/declare.js';
+
+/** The closed value sets of this module's labels. */
+export const WEB_APP_VALUES = {
+  scrape_stage: ['collect', 'render'],
+} as const satisfies Record<string, readonly string[]>;
+
+/** The families this module writes (and all it is handed). */
+export const WEB_APP_FAMILIES = {
+  scrapeErrors: counter('hermes_sidecar_scrape_errors_total', { stage: WEB_APP_VALUES.scrape_stage }, 'self',
+    'Failures while rendering /metrics, by stage ({stage}): a collector that threw (collect) or a render that failed and answered 500 (render).'),
+  scrapeAnswersDropped: counter('hermes_sidecar_scrape_answers_dropped_total', {}, 'self',
+    'Scrape answers dropped with their connection before the peer had read them, to keep the bytes of unread answers under 32 MiB: those peers had not read an older render than everyone else.'),
+} as const satisfies Declarations;
 
 export interface WebAppOptions {
-  readonly registry: Pick<MetricsRegistry, 'metrics'>;
+  readonly registry: Pick<MetricsRegistry<Families<typeof WEB_APP_FAMILIES>>, 'metrics'>;
   readonly exposition: Exposition;
   readonly telemetryPath: string;
   readonly version: string;
@@ -46,7 +60,7 @@ function landingPage(telemetryPath: string, version: string): string {
 }
 
 /** Runs every collector (a failing one does not stop the others); false when any failed. */
-function runCollectors(options: WebAppOptions, metrics: OwnedMetrics<'web/app'>): boolean {
+function runCollectors(options: WebAppOptions, metrics: Families<typeof WEB_APP_FAMILIES>): boolean {
   let ok = true;
   for (const collect of options.collectors) {
     try {
@@ -76,7 +90,7 @@ export function createWebApp(options: WebAppOptions): Express {
   app.disable('x-powered-by');
   // An ETag would hash every multi-megabyte exposition; scrapes are never conditional.
   app.disable('etag');
-  const metrics = metricsOwnedBy(options.registry.metrics, 'web/app');
+  const metrics = familiesFor(options.registry.metrics, WEB_APP_FAMILIES);
   const page = landingPage(options.telemetryPath, options.version);
 
   const renders = new SharedRenders({

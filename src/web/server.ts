@@ -14,13 +14,27 @@
 import type http from 'node:http';
 import type https from 'node:https';
 import type { Express } from 'express';
-import type { OwnedMetrics } from '../metrics/registry.js';
+import type { Families } from '../metrics/registry.js';
+import type { CONNECTION_FAMILIES } from '../metrics/connectionFamilies.js';
 import { closeNow, createListener, DEFAULT_LIMITS, type ListenerLimits } from '../net/listener.js';
 import { ChangePoller, loadTracked, serialized } from './configWatch.js';
 import { CredentialChecker, type PasswordCompare } from './credentials.js';
 import { guardedHandler } from './guard.js';
 import { applyTls, enforceClientCertPolicy, tlsServerOptions } from './tlsPolicy.js';
 import type { WebConfig } from './webConfig.js';
+import { counter, type Declarations } from '../metrics/declare.js';
+
+/** The closed value sets of this module's labels. */
+export const WEB_SERVER_VALUES = {
+  /** Why basic auth refused a web request. */
+  auth_refusal: ['wrong', 'repeated', 'saturated'],
+} as const satisfies Record<string, readonly string[]>;
+
+/** The families this module writes (and all it is handed). */
+export const WEB_SERVER_FAMILIES = {
+  webAuthFailures: counter('hermes_sidecar_web_auth_failures_total', { reason: WEB_SERVER_VALUES.auth_refusal }, 'self',
+    'Requests to the web listener refused by basic auth, by reason ({reason}): bcrypt said no, a recently failed credential refused without bcrypt, or too many verifications waiting (429).'),
+} as const satisfies Declarations;
 
 type LogFn = (fields: Record<string, unknown>, message: string) => void;
 
@@ -43,11 +57,11 @@ export interface WebServerOptions {
   /** Milliseconds clock of that cache. */
   readonly now?: () => number;
   /** The counter of requests basic auth refuses, by why. */
-  readonly metrics?: OwnedMetrics<'web/server'>;
+  readonly metrics?: Families<typeof WEB_SERVER_FAMILIES>;
   /** Connection bounds of the listener (DEFAULT_LIMITS when not given). */
   readonly limits?: ListenerLimits;
   /** Their counters and gauges. */
-  readonly connectionMetrics?: OwnedMetrics<'net/connections'>;
+  readonly connectionMetrics?: Families<typeof CONNECTION_FAMILIES>;
 }
 
 export interface WebServer {

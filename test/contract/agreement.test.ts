@@ -10,7 +10,8 @@ import { renderContractDoc } from '../../scripts/contract-doc.js';
 import { readEventData } from '../../src/contract/events.js';
 import { BoundCheck } from '../../src/contract/bounds.js';
 import { MAPPED_EVENTS } from '../../src/contract/hooks.js';
-import { METRIC_NAMES, VALUES } from '../../src/metrics/catalogue.js';
+import { METRIC_NAMES } from '../../src/catalogue.js';
+import { VALUES } from '../../src/contract/vocabulary.js';
 
 interface HookEntry {
   readonly metrics?: readonly string[];

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BOUNDS, BoundCheck, DEFAULT_STRING_LIMITS, fitsBytes } from '../../src/contract/bounds.js';
 import { readEventData, type EventData } from '../../src/contract/events.js';
-import { VALUES } from '../../src/metrics/catalogue.js';
+import { VALUES } from '../../src/contract/vocabulary.js';
 
 interface FieldDeclaration {
   readonly type?: string;

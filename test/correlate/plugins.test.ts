@@ -4,7 +4,7 @@
  * refusals become deltas per instance; the instance id is never a label.
  */
 import { describe, expect, it } from 'vitest';
-import { CATALOGUE } from '../../src/metrics/catalogue.js';
+import { CATALOGUE } from '../../src/catalogue.js';
 import { series } from '../support/exposition.js';
 import { startTestSidecar } from '../support/sidecar.js';
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { createSidecar } from '../../src/app.js';
 import { defaultConfig } from '../../src/config.js';
 import { createLogger, type LogFormat } from '../../src/log.js';
-import { CATALOGUE } from '../../src/metrics/catalogue.js';
+import { CATALOGUE } from '../../src/catalogue.js';
 import { familyName, unitOf } from '../../src/exposition/serializer.js';
 import { openMetricsParser, parseOpenMetrics } from '../support/openmetrics.js';
 import { promtool } from '../support/tools.js';

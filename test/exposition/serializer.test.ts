@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Serializer, type Format } from '../../src/exposition/serializer.js';
 import { CounterStorage, GaugeStorage, HistogramStorage, type FamilyOptions, type FamilyView } from '../../src/metrics/families.js';
-import { OPEN, type MetricSpec } from '../../src/metrics/catalogue.js';
+import { OPEN, type MetricSpec } from '../../src/metrics/declare.js';
 
 export const GOLDEN_DIR = new URL('./golden/', import.meta.url);
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
@@ -24,7 +24,7 @@ interface TestSpec {
 
 /** A spec outside the catalogue, every label open. */
 function options(test: TestSpec, refusals: { count: number } = { count: 0 }): FamilyOptions {
-  const spec: MetricSpec = { ...test, labels: Object.fromEntries(test.labelNames.map((name) => [name, OPEN])), owner: 'test', preinit: false };
+  const spec: MetricSpec = { ...test, labels: Object.fromEntries(test.labelNames.map((name) => [name, OPEN])), preinit: false };
   return { spec, enabled: true, budget: undefined, foldLabels: [], foldValue: 'other', onFold: () => undefined, onInvalid: () => void (refusals.count += 1) };
 }
 

@@ -4,9 +4,10 @@ import { defaultConfig } from '../../src/config.js';
 import { normalizeLine } from '../support/lines.js';
 import { createEventPipeline } from '../../src/correlate/assemble.js';
 import { createExposition, renderText } from '../../src/exposition/exposition.js';
-import { Ingestor } from '../../src/ingest/ingestor.js';
+import { INGESTOR_FAMILIES, Ingestor } from '../../src/ingest/ingestor.js';
 import { IngestQueue } from '../../src/ingest/queue.js';
-import { createMetricsRegistry, metricsOwnedBy, type Metrics } from '../../src/metrics/registry.js';
+import { createMetricsRegistry, type Metrics } from '../../src/catalogue.js';
+import { familiesFor } from '../../src/metrics/registry.js';
 import { parseSamples, samplesOf, series } from '../support/exposition.js';
 import { startTestSidecar } from '../support/sidecar.js';
 
@@ -47,7 +48,7 @@ describe('Ingestor with a recorder that throws', () => {
     };
     const failures: unknown[] = [];
     const pipeline = createEventPipeline(config, metrics, () => 1000, (error) => failures.push(error));
-    const ingestor = new Ingestor(new IngestQueue({ batches: 4, events: 100_000 }), pipeline.dispatcher, metricsOwnedBy(metrics, 'ingest/ingestor'));
+    const ingestor = new Ingestor(new IngestQueue({ batches: 4, events: 100_000 }), pipeline.dispatcher, familiesFor(metrics, INGESTOR_FAMILIES));
     const events = [
       { event: 'post_tool_call', tool_name: 't', status: 'ok' },
       { event: 'on_session_start', platform: 'cli' },

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { CATALOGUE, closedValues, DEFAULT_BUCKETS, VALUES, type MetricSpec } from '../../src/metrics/catalogue.js';
-import { createMetricsRegistry, initialLabelSets } from '../../src/metrics/registry.js';
+import { CATALOGUE } from '../../src/catalogue.js';
+import { closedValues, DEFAULT_BUCKETS, type MetricSpec } from '../../src/metrics/declare.js';
+import { VALUES } from '../../src/contract/vocabulary.js';
+import { INGESTOR_VALUES } from '../../src/ingest/ingestor.js';
+import { SPAN_VALUES } from '../../src/correlate/recorders/context.js';
+import { STATE_VALUES } from '../../src/correlate/tables.js';
+import { createMetricsRegistry } from '../../src/catalogue.js';
+import { initialLabelSets } from '../../src/metrics/registry.js';
 import { createExposition, renderText } from '../../src/exposition/exposition.js';
 import { OPEN_LABELS } from '../../src/metrics/labels.js';
 
@@ -17,7 +23,7 @@ describe('the catalogue', () => {
     for (const spec of SPECS) {
       const help = words(spec.help);
       for (const label of spec.labelNames) {
-        const values = closedValues(spec.labels[label] ?? 'open') ?? [];
+        const values = closedValues(spec.labels[label] ?? 'open', SPECS) ?? [];
         const named = values.filter((value) => help.has(value));
         if (named.length >= 2 && named.length < values.length) drifted.push(`${spec.name}{${label}}: ${values.filter((value) => !help.has(value)).join(', ')}`);
       }
@@ -54,7 +60,7 @@ describe('pre-initialised series', () => {
   it('are every combination of closed values of the pipeline metrics, at 0, before any event', async () => {
     const text = await registry.render();
     for (const spec of SPECS.filter((candidate) => candidate.preinit && candidate.labelNames.length > 0)) {
-      const sets = initialLabelSets(spec);
+      const sets = initialLabelSets(spec, SPECS);
       expect(sets.length).toBeGreaterThan(0);
       const sample = spec.type === 'histogram' ? `${spec.name}_count` : spec.name;
       const lines = text.split('\n').filter((line) => line.startsWith(`${sample}{`) || line.startsWith(`${sample} `));
@@ -65,16 +71,16 @@ describe('pre-initialised series', () => {
 
   it('include the drop, rejection, orphan and eviction reasons, and spend no agent series', async () => {
     const text = await registry.render();
-    for (const reason of VALUES.drop_reason) expect(text).toContain(`hermes_sidecar_events_dropped_total{reason="${reason}"} 0\n`);
+    for (const reason of INGESTOR_VALUES.drop_reason) expect(text).toContain(`hermes_sidecar_events_dropped_total{reason="${reason}"} 0\n`);
     for (const reason of VALUES.rejection_reason) expect(text).toContain(`hermes_sidecar_events_rejected_total{reason="${reason}"} 0\n`);
-    for (const kind of VALUES.span_kind) expect(text).toContain(`hermes_sidecar_orphaned_spans_total{kind="${kind}"} 0\n`);
-    for (const table of VALUES.state_table) expect(text).toContain(`hermes_sidecar_state_evictions_total{table="${table}"} 0\n`);
+    for (const kind of SPAN_VALUES.span_kind) expect(text).toContain(`hermes_sidecar_orphaned_spans_total{kind="${kind}"} 0\n`);
+    for (const table of STATE_VALUES.state_table) expect(text).toContain(`hermes_sidecar_state_evictions_total{table="${table}"} 0\n`);
     expect(SPECS.filter((spec) => spec.scope === 'agent' && spec.preinit)).toEqual([]);
     expect(registry.agentSeries()).toBe(0);
   });
 
   it('leave out metrics with an open label', () => {
-    expect(initialLabelSets(CATALOGUE.apiRequests)).toEqual([]);
-    expect(initialLabelSets(CATALOGUE.buildInfo)).toEqual([]);
+    expect(initialLabelSets(CATALOGUE.apiRequests, SPECS)).toEqual([]);
+    expect(initialLabelSets(CATALOGUE.buildInfo, SPECS)).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createExposition, renderText } from '../../src/exposition/exposition.js';
-import { DEFAULT_BUCKETS } from '../../src/metrics/catalogue.js';
-import { createMetricsRegistry } from '../../src/metrics/registry.js';
+import { DEFAULT_BUCKETS } from '../../src/metrics/declare.js';
+import { createMetricsRegistry } from '../../src/catalogue.js';
 import { parseSamples, series } from '../support/exposition.js';
 
 describe('metrics registry', () => {

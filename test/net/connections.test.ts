@@ -7,9 +7,11 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_BUCKETS } from '../../src/metrics/catalogue.js';
+import { DEFAULT_BUCKETS } from '../../src/metrics/declare.js';
 import { createExposition, renderText } from '../../src/exposition/exposition.js';
-import { createMetricsRegistry, metricsOwnedBy } from '../../src/metrics/registry.js';
+import { createMetricsRegistry } from '../../src/catalogue.js';
+import { familiesFor } from '../../src/metrics/registry.js';
+import { CONNECTION_FAMILIES } from '../../src/metrics/connectionFamilies.js';
 import { closeNow, createListener, DEFAULT_LIMITS, listenOn, type ListenerLimits } from '../../src/net/listener.js';
 import { parseSamples, series } from '../support/exposition.js';
 
@@ -47,7 +49,7 @@ async function start(limits: Partial<ListenerLimits>, bigBytes = 32 * 1024 * 102
       response.setHeader('Content-Type', 'text/plain');
       response.end(request.url === '/big' ? big : 'ok\n');
     },
-    { name: 'web', limits: { ...DEFAULT_LIMITS, ...limits }, metrics: metricsOwnedBy(registry.metrics, 'net/connections') },
+    { name: 'web', limits: { ...DEFAULT_LIMITS, ...limits }, metrics: familiesFor(registry.metrics, CONNECTION_FAMILIES) },
   );
   open.push(server);
   await listenOn(server, { host: '127.0.0.1', port: 0 });

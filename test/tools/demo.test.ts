@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CATALOGUE } from '../../src/metrics/catalogue.js';
+import { CATALOGUE } from '../../src/catalogue.js';
 import { OVERVIEW_QUERIES, prometheusPages, uiPrefixes } from '../../tools/prometheusPages.js';
 import { recordingRules } from '../monitoring/bundle.js';
 import { vectorSelectors } from '../monitoring/promql.js';

@@ -2,9 +2,9 @@
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createWebApp } from '../../src/web/app.js';
-import { createMetricsRegistry } from '../../src/metrics/registry.js';
+import { createMetricsRegistry } from '../../src/catalogue.js';
 import { createExposition } from '../../src/exposition/exposition.js';
-import { DEFAULT_BUCKETS } from '../../src/metrics/catalogue.js';
+import { DEFAULT_BUCKETS } from '../../src/metrics/declare.js';
 import { series, parseSamples } from '../support/exposition.js';
 
 function webWith(options: { failCollect?: () => boolean; failRender?: () => boolean }) {

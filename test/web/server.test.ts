@@ -15,10 +15,11 @@ import { pino } from 'pino';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { boundAddress, closeServer, listenOn } from '../../src/net/listener.js';
 import { createExposition, renderText } from '../../src/exposition/exposition.js';
-import { DEFAULT_BUCKETS } from '../../src/metrics/catalogue.js';
-import { createMetricsRegistry, metricsOwnedBy } from '../../src/metrics/registry.js';
+import { DEFAULT_BUCKETS } from '../../src/metrics/declare.js';
+import { createMetricsRegistry } from '../../src/catalogue.js';
+import { familiesFor } from '../../src/metrics/registry.js';
 import { parseSamples, series } from '../support/exposition.js';
-import { createWebServer, type WebServer, type WebServerOptions } from '../../src/web/server.js';
+import { createWebServer, WEB_SERVER_FAMILIES, type WebServer, type WebServerOptions } from '../../src/web/server.js';
 import { scratchDir } from '../support/scratch.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -334,7 +335,7 @@ describe('basic auth', () => {
       }
     });
     const registry = createMetricsRegistry({ buckets: DEFAULT_BUCKETS, maxAgentSeries: 100, defaultMetrics: false });
-    const harness = await start(usersFile(fastHash), { compare, metrics: metricsOwnedBy(registry.metrics, 'web/server') });
+    const harness = await start(usersFile(fastHash), { compare, metrics: familiesFor(registry.metrics, WEB_SERVER_FAMILIES) });
     const refusals = async (reason: string) => parseSamples(await renderText(createExposition(registry))).get(series('hermes_sidecar_web_auth_failures_total', { reason }));
     const right = { user: 'alice', password: PASSWORD };
     expect((await get(harness.port, right)).status).toBe(200); // verified once, then remembered

@@ -1,13 +1,72 @@
 /** Provider API calls: pre/post_api_request, api_request_error and the auxiliary variants. */
 import type { ApiCall, ApiKind, EventData, Usage } from '../../contract/events.js';
-import type { ValueOf } from '../../metrics/catalogue.js';
 import { exemplarOf } from '../../metrics/exemplars.js';
 import { UNKNOWN } from '../../metrics/labels.js';
-import type { CounterHandle, Exemplar, HistogramHandle, OwnedMetrics } from '../../metrics/registry.js';
+import type { CounterHandle, Exemplar, Families, HistogramHandle } from '../../metrics/registry.js';
 import { compositeKey, GaugeTally, spanTable, type Collectable, type RecorderContext } from './context.js';
-import { costOf } from './pricing.js';
+import { PRICING_VALUES, costOf } from './pricing.js';
+import { VALUES, type ValueOf } from '../../contract/vocabulary.js';
+import { OPEN, counter, gauge, histogram, type Declarations } from '../../metrics/declare.js';
 
-type ApiMetrics = OwnedMetrics<'correlate/recorders/api'>;
+/** The closed value sets of this module's labels. */
+export const API_VALUES = {
+  /** OpenTelemetry's gen_ai.operation.name: Hermes' provider calls are chat completions. */
+  gen_ai_operation: ['chat'],
+  /** OpenTelemetry's gen_ai.token.type. */
+  gen_ai_token_type: ['input', 'output'],
+} as const satisfies Record<string, readonly string[]>;
+
+const API_LABELS = { kind: VALUES.api_kind, provider: OPEN, model: OPEN } as const;
+
+/** The families this module writes (and all it is handed). */
+export const API_FAMILIES = {
+  apiRequests: counter('hermes_api_requests_total', { ...API_LABELS, outcome: VALUES.api_outcome }, 'agent',
+    'Finished provider API attempts by outcome (success on post_api_request, error on api_request_error).'),
+  apiRequestDuration: histogram('hermes_api_request_duration_seconds', { ...API_LABELS, outcome: VALUES.api_outcome }, 'api_seconds', 'agent',
+    'Provider API call duration as Hermes reports it (from the start of the logical call, so it includes earlier failed attempts).'),
+  apiTimeToFirstChunk: histogram('hermes_api_time_to_first_chunk_seconds', { ...API_LABELS, outcome: VALUES.api_outcome }, 'api_seconds', 'agent',
+    'Time from the start of a streamed provider call to its first chunk, by the attempt\'s outcome ({outcome}): a failed attempt that streamed before it failed counts under error.'),
+  apiErrors: counter('hermes_api_errors_total', { ...API_LABELS, reason: OPEN, error_class: OPEN, status_code: OPEN, retryable: VALUES.retryable }, 'agent',
+    'Failed provider API attempts by failover reason, exception class (error_class), HTTP status code and retryability.'),
+  apiRetries: counter('hermes_api_retries_total', { ...API_LABELS, reason: OPEN }, 'agent',
+    'Failed provider API attempts after which Hermes retries the call.'),
+  apiRetriesExhausted: counter('hermes_api_retries_exhausted_total', { ...API_LABELS, reason: OPEN }, 'agent',
+    'Failed provider API attempts that end the logical call (not retryable, or out of retries).'),
+  tokens: counter('hermes_tokens_total', { ...API_LABELS, token_type: VALUES.token_type }, 'agent',
+    'Tokens reported by providers by token type: {token_type} (input is uncached; reasoning is a subset of output).'),
+  apiPromptTokens: histogram('hermes_api_request_prompt_tokens', API_LABELS, 'tokens', 'agent',
+    'Prompt size (input + cache_read + cache_write tokens) per successful provider call.'),
+  apiFinishReasons: counter('hermes_api_finish_reasons_total', { ...API_LABELS, finish_reason: OPEN }, 'agent',
+    'Successful provider API attempts by finish reason.'),
+  costUsd: counter('hermes_cost_usd_total', { ...API_LABELS, pricing: PRICING_VALUES.pricing }, 'agent',
+    'Cost in USD of successful provider API calls, by how they were priced ({pricing}): hermes is Hermes\' own agent.usage_pricing, config the price table of the config file, included a subscription route (counts 0).'),
+  costUnpriced: counter('hermes_cost_unpriced_requests_total', { ...API_LABELS, reason: PRICING_VALUES.unpriced_reason }, 'agent',
+    'Successful provider API calls that could not be priced, never guessed ({reason}): no_usage when the call reported no usage, no_price when neither Hermes nor the price table knows the route or a token type has no price.'),
+  apiContextUtilization: histogram('hermes_api_context_utilization_ratio', API_LABELS, 'ratio', 'agent',
+    'How full the context window was per successful provider call: prompt tokens (input + cache_read + cache_write) / the context engine\'s window; above 1 counts in +Inf.'),
+  apiRequestsInFlight: gauge('hermes_api_requests_in_flight', { kind: VALUES.api_kind, provider: OPEN }, 'agent',
+    'Provider API attempts started and not yet finished (counted at scrape time from the open spans).'),
+
+  // OpenTelemetry GenAI semantic conventions (opt-in, --metrics.semconv): the same provider calls
+  // under the names OpenTelemetry dashboards expect. Provider, model and error type are the
+  // guarded values of the provider, model and reason labels.
+  genAiOperationDuration: {
+    ...histogram('gen_ai_client_operation_duration_seconds',
+      { gen_ai_operation_name: API_VALUES.gen_ai_operation, gen_ai_provider_name: { sameAs: 'provider' }, gen_ai_request_model: { sameAs: 'model' }, error_type: { sameAs: 'reason' } },
+      'genai_seconds', 'agent',
+      'GenAI operation duration (OpenTelemetry gen_ai.client.operation.duration; exported with --metrics.semconv): each provider API attempt as a chat operation; error_type is the failover reason, empty on success.'),
+    optIn: 'semconv',
+  },
+  genAiTokenUsage: {
+    ...histogram('gen_ai_client_token_usage',
+      { gen_ai_operation_name: API_VALUES.gen_ai_operation, gen_ai_provider_name: { sameAs: 'provider' }, gen_ai_request_model: { sameAs: 'model' }, gen_ai_token_type: API_VALUES.gen_ai_token_type },
+      'genai_tokens', 'agent',
+      'Tokens per successful provider call (OpenTelemetry gen_ai.client.token.usage; exported with --metrics.semconv) by token type ({gen_ai_token_type}): input is the whole prompt, cached parts included.'),
+    optIn: 'semconv',
+  },
+} as const satisfies Declarations;
+
+type ApiMetrics = Families<typeof API_FAMILIES>;
 
 type Succeeded = Extract<EventData, { type: 'api_attempt_succeeded' }>;
 type Failed = Extract<EventData, { type: 'api_attempt_failed' }>;
@@ -95,7 +154,7 @@ class CallSeries {
       error_type: errorType,
     }),
   );
-  private readonly tokenUsages = new HandleMap((tokenType: ValueOf<'gen_ai_token_type'>) =>
+  private readonly tokenUsages = new HandleMap((tokenType: (typeof API_VALUES)['gen_ai_token_type'][number]) =>
     this.metrics.genAiTokenUsage.handle({
       gen_ai_operation_name: 'chat',
       gen_ai_provider_name: this.labels.provider,
@@ -103,8 +162,8 @@ class CallSeries {
       gen_ai_token_type: tokenType,
     }),
   );
-  private readonly costs = new HandleMap((pricing: ValueOf<'pricing'>) => this.metrics.costUsd.handle({ ...this.labels, pricing }));
-  private readonly unpricedCalls = new HandleMap((reason: ValueOf<'unpriced_reason'>) => this.metrics.costUnpriced.handle({ ...this.labels, reason }));
+  private readonly costs = new HandleMap((pricing: (typeof PRICING_VALUES)['pricing'][number]) => this.metrics.costUsd.handle({ ...this.labels, pricing }));
+  private readonly unpricedCalls = new HandleMap((reason: (typeof PRICING_VALUES)['unpriced_reason'][number]) => this.metrics.costUnpriced.handle({ ...this.labels, reason }));
   private readonly finishReasons = new HandleMap((reason: string) => this.metrics.apiFinishReasons.handle({ ...this.labels, finish_reason: reason }));
 
   constructor(
@@ -141,15 +200,15 @@ class CallSeries {
     return this.operationDurations.get(errorType);
   }
 
-  tokenUsage(tokenType: ValueOf<'gen_ai_token_type'>): HistogramHandle {
+  tokenUsage(tokenType: (typeof API_VALUES)['gen_ai_token_type'][number]): HistogramHandle {
     return this.tokenUsages.get(tokenType);
   }
 
-  cost(pricing: ValueOf<'pricing'>): CounterHandle {
+  cost(pricing: (typeof PRICING_VALUES)['pricing'][number]): CounterHandle {
     return this.costs.get(pricing);
   }
 
-  unpriced(reason: ValueOf<'unpriced_reason'>): CounterHandle {
+  unpriced(reason: (typeof PRICING_VALUES)['unpriced_reason'][number]): CounterHandle {
     return this.unpricedCalls.get(reason);
   }
 
@@ -187,10 +246,7 @@ export class ApiRecorder implements Collectable {
 
   /** Attempts in flight, counted as the spans open and close. */
   collect(): void {
-    for (const [labels, change] of this.inFlightTally.changes()) {
-      if (change < 0) this.metrics.apiRequestsInFlight.dec(labels, -change);
-      else this.metrics.apiRequestsInFlight.inc(labels, change);
-    }
+    this.inFlightTally.report(this.metrics.apiRequestsInFlight);
   }
 
   succeeded(event: Succeeded, observedAt: number): void {

@@ -18,12 +18,25 @@
  */
 import { durationBetween } from '../../contract/bounds.js';
 import type { EventData } from '../../contract/events.js';
-import { VALUES, type ValueOf } from '../../metrics/catalogue.js';
 import { closedLabel, type Fallback } from '../../metrics/labels.js';
-import type { OwnedMetrics } from '../../metrics/registry.js';
+import type { Families } from '../../metrics/registry.js';
 import { compositeKey, GaugeTally, spanTable, type Collectable, type RecorderContext } from './context.js';
 import { Fifo, type FifoNode } from '../fifo.js';
 import { IdMap, stringBytes } from '../idMap.js';
+import { VALUES, type ValueOf } from '../../contract/vocabulary.js';
+import { OPEN, counter, gauge, histogram, type Declarations } from '../../metrics/declare.js';
+
+/** The families this module writes (and all it is handed). */
+export const APPROVAL_FAMILIES = {
+  approvalRequests: counter('hermes_approval_requests_total', { surface: VALUES.approval_surface, pattern_key: OPEN }, 'agent',
+    'Approval requests by surface and dangerous-command pattern.'),
+  approvalDecisions: counter('hermes_approval_decisions_total', { surface: VALUES.approval_surface, pattern_key: OPEN, choice: VALUES.approval_choice }, 'agent',
+    'Approval decisions by surface, pattern and choice.'),
+  approvalWait: histogram('hermes_approval_wait_seconds', { surface: VALUES.approval_surface, choice: VALUES.approval_choice }, 'tool_seconds', 'agent',
+    'Observed time from approval request to response.'),
+  approvalsPending: gauge('hermes_approvals_pending', { surface: VALUES.approval_surface }, 'agent',
+    'Approval requests without a response yet (counted at scrape time from the open spans).'),
+} as const satisfies Declarations;
 
 type Approval = Extract<EventData, { type: 'approval_requested' | 'approval_responded' }>;
 
@@ -110,7 +123,7 @@ export class ApprovalRecorder implements Collectable {
 
   constructor(
     private readonly context: RecorderContext,
-    private readonly metrics: OwnedMetrics<'correlate/recorders/approvals'>,
+    private readonly metrics: Families<typeof APPROVAL_FAMILIES>,
   ) {
     this.pending = spanTable<PendingApproval>(
       context,
@@ -122,10 +135,7 @@ export class ApprovalRecorder implements Collectable {
 
   /** Approvals pending, counted as the requests open and close. */
   collect(): void {
-    for (const [labels, change] of this.pendingTally.changes()) {
-      if (change < 0) this.metrics.approvalsPending.dec(labels, -change);
-      else this.metrics.approvalsPending.inc(labels, change);
-    }
+    this.pendingTally.report(this.metrics.approvalsPending);
   }
 
   requested(event: Approval, observedAt: number): void {

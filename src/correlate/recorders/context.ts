@@ -1,10 +1,24 @@
 /** What every recorder is built from: the label guard, the clock, the span limits and the span tables' counter. */
 import type { Clock } from '../../clock.js';
 import { SpanTable, type OrphanCause } from '../spans.js';
-import type { ValueOf } from '../../metrics/catalogue.js';
 import type { LabelGuard } from '../../metrics/labels.js';
-import type { OwnedMetrics } from '../../metrics/registry.js';
+import type { Families } from '../../metrics/registry.js';
 import type { PriceTable } from './pricing.js';
+import { counter, type Declarations } from '../../metrics/declare.js';
+import { STATE_VALUES } from '../tables.js';
+import type { ValueOf } from '../../contract/vocabulary.js';
+
+/** The closed value sets of this module's labels. */
+export const SPAN_VALUES = {
+  /** Correlated start/end pairs, each with a span table. */
+  span_kind: ['api', 'tool', 'turn', 'approval', 'subagent'],
+} as const satisfies Record<string, readonly string[]>;
+
+/** The families this module writes (and all it is handed). */
+export const SPAN_FAMILIES = {
+  orphanedSpans: counter('hermes_sidecar_orphaned_spans_total', { kind: SPAN_VALUES.span_kind }, 'delivery',
+    'Started spans ({kind}) whose terminal event never came within the span TTL, or that were evicted from a full map.'),
+} as const satisfies Declarations;
 
 interface SpanLimits {
   readonly ttlSeconds: number;
@@ -36,17 +50,17 @@ export interface RecorderContext {
   /** Each recorder registers its tables here so one timer sweeps them all. */
   readonly track: (table: Sweepable) => void;
   /** The span tables' counter of spans that never saw their terminal event. */
-  readonly spanMetrics: OwnedMetrics<'correlate/recorders/context'>;
+  readonly spanMetrics: Families<typeof SPAN_FAMILIES>;
   /** Counts an entry evicted from a full state table. */
-  readonly evicted: (table: ValueOf<'state_table'>) => void;
+  readonly evicted: (table: (typeof STATE_VALUES)['state_table'][number]) => void;
   /** Counts a value out of its bound (a duration between two sender timestamps, say). */
   readonly valueRejected: (field: ValueOf<'bounded_field'>) => void;
 }
 
-export type SpanKind = ValueOf<'span_kind'>;
+export type SpanKind = (typeof SPAN_VALUES)['span_kind'][number];
 
 /** The state table each kind of span is kept in, as counted when an entry is evicted. */
-const TABLE_OF_KIND: Readonly<Record<SpanKind, ValueOf<'state_table'>>> = {
+const TABLE_OF_KIND: Readonly<Record<SpanKind, (typeof STATE_VALUES)['state_table'][number]>> = {
   api: 'api_attempts',
   tool: 'tool_calls',
   turn: 'turns',
@@ -111,7 +125,7 @@ export class GaugeTally<L extends { readonly [label: string]: string }> {
   }
 
   /** [labels, change] for every label set whose count changed, or that was never reported. */
-  changes(): [L, number][] {
+  private changes(): [L, number][] {
     const changes: [L, number][] = [];
     for (const count of this.counts.values()) {
       if (count.isNew || count.open !== count.reported) changes.push([count.labels, count.open - count.reported]);
@@ -120,6 +134,24 @@ export class GaugeTally<L extends { readonly [label: string]: string }> {
     }
     return changes;
   }
+
+  /**
+   * Moves `gauge` by every change since the last report: the one scrape-time update of a gauge of
+   * open spans. A label set never reported is written even when its change is 0, so its series
+   * exists from its first span.
+   */
+  report(gauge: TallyGauge<L>): void {
+    for (const [labels, change] of this.changes()) {
+      if (change < 0) gauge.dec(labels, -change);
+      else gauge.inc(labels, change);
+    }
+  }
+}
+
+/** The gauge a tally reports to (a gauge family of the recorder's declaration). */
+export interface TallyGauge<L> {
+  inc(labels: L, amount?: number): void;
+  dec(labels: L, amount?: number): void;
 }
 
 // Guarded values hold no control characters, so NUL separates them unambiguously.

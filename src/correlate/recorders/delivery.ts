@@ -1,21 +1,60 @@
 /** Delivery health: the plugin's drop reports, plugin instances, sequence gaps, duplicates and discards. */
 import type { DropDelta } from '../instances.js';
-import { VALUES, type ValueOf } from '../../metrics/catalogue.js';
 import { closedLabel } from '../../metrics/labels.js';
-import type { OwnedMetrics } from '../../metrics/registry.js';
-import type { Collectable } from './context.js';
+import type { Families } from '../../metrics/registry.js';
+import { VALUES, type ValueOf } from '../../contract/vocabulary.js';
+import { counter, gauge, type Declarations } from '../../metrics/declare.js';
+
+/** The closed value sets of this module's labels. */
+export const DELIVERY_VALUES = {
+  plugin_state: ['live', 'stale'],
+  /** Why a plugin sequence number started a new epoch: a far jump, or a new numbering (restart). */
+  sequence_reset_reason: ['jump', 'restart'],
+  /** Why a plugin event answered 202 was not applied, other than being a duplicate. */
+  discard_reason: ['after_lost', 'beyond_memory'],
+  /** Why a plugin heartbeat was ignored as stale. */
+  stale_heartbeat_reason: ['boot', 'acked_seq', 'dropped'],
+} as const satisfies Record<string, readonly string[]>;
+
+/** The families this module writes (and all it is handed). */
+export const DELIVERY_FAMILIES = {
+  pluginCallbacksDropped: counter('hermes_plugin_callbacks_dropped_total', { hook: VALUES.plugin_hook, reason: VALUES.plugin_drop_reason }, 'delivery',
+    'Hook callbacks the bridge plugin dropped inside Hermes, from its heartbeats (sum of deltas across plugin instances), by reason ({reason}).'),
+  pluginInstances: gauge('hermes_plugin_instances', { state: DELIVERY_VALUES.plugin_state }, 'delivery',
+    'Bridge plugin instances seen: live (heartbeat within 3 intervals) or stale.'),
+  pluginLastSeen: gauge('hermes_plugin_last_seen_timestamp_seconds', {}, 'delivery',
+    'Time the newest heartbeat or event from any bridge plugin instance arrived.'),
+  eventsLost: counter('hermes_sidecar_events_lost_total', {}, 'delivery',
+    'Gaps in plugin sequence numbers: events that left Hermes but never arrived. A gap is counted once settled (see Sequence accounting below); an event arriving before that is applied and counted as late instead.'),
+  eventsLate: counter('hermes_sidecar_events_late_total', {}, 'delivery',
+    'Plugin events that arrived after a higher sequence number of their instance, inside a still-open gap: applied once, not counted as lost.'),
+  eventsDuplicate: counter('hermes_sidecar_events_duplicate_total', {}, 'delivery',
+    'Events already applied (a retried plugin batch, or a webhook delivery id applied before); not applied again.'),
+  sequenceResets: counter('hermes_sidecar_sequence_resets_total', { reason: DELIVERY_VALUES.sequence_reset_reason }, 'delivery',
+    'New epochs of plugin sequence numbers ({reason}): jump, a number (or heartbeat acked_seq) more than --sequence.window away from every epoch of its instance (nothing is counted lost or duplicate for the jump); restart, a new numbering under the same instance (a new heartbeat boot, or acked_seq 0 without one).'),
+  eventsDiscarded: counter('hermes_sidecar_events_discarded_total', { reason: DELIVERY_VALUES.discard_reason }, 'delivery',
+    'Plugin events answered 202 but not applied, by reason ({reason}): after_lost, its seq had already been counted lost, so applying it would make lost + applied disagree; beyond_memory, its seq is older than what the sidecar remembers of its instance (below an epoch floor, a forgotten range, or before an eviction), so it may have been applied already.'),
+  heartbeatsStale: counter('hermes_sidecar_heartbeats_stale_total', { reason: DELIVERY_VALUES.stale_heartbeat_reason }, 'delivery',
+    'Plugin heartbeats ignored as stale (delayed or replayed), by reason ({reason}): boot, an earlier boot of the instance; acked_seq, lower than one already seen; dropped, a drop total lower than stored. They settle nothing; their lower totals are ignored.'),
+  heartbeatKeysFolded: counter('hermes_sidecar_heartbeat_keys_folded_total', { key: VALUES.drop_key_part }, 'self',
+    'Plugin heartbeat drop reports whose {key} is not a known one, folded into "other" before they are stored.'),
+} as const satisfies Declarations;
 
 const HOOKS = new Set(VALUES.plugin_hook);
 const DROP_REASONS = new Set(VALUES.plugin_drop_reason);
 
-/** Plugin instances by liveness, read at scrape time. */
-export type Liveness = () => { readonly live: number; readonly stale: number };
+/** Plugin instances by liveness, counted at scrape time (PluginInstances.liveness). */
+export interface Liveness {
+  readonly live: number;
+  readonly stale: number;
+}
 
-export class DeliveryRecorder implements Collectable {
-  constructor(
-    private readonly metrics: OwnedMetrics<'correlate/recorders/delivery'>,
-    private readonly liveness: Liveness,
-  ) {}
+/**
+ * Delivery health: what the sequence accounting and the heartbeats report. Built before the
+ * plugin instance table, which reports to it.
+ */
+export class DeliveryRecorder {
+  constructor(private readonly metrics: Families<typeof DELIVERY_FAMILIES>) {}
 
   dropped(deltas: readonly DropDelta[]): void {
     for (const { hook, reason, delta } of deltas) {
@@ -38,17 +77,17 @@ export class DeliveryRecorder implements Collectable {
   }
 
   /** A new epoch: a far jump of a sequence number (or acked_seq), or a new numbering under the same instance. */
-  sequenceReset(reason: ValueOf<'sequence_reset_reason'>): void {
+  sequenceReset(reason: (typeof DELIVERY_VALUES)['sequence_reset_reason'][number]): void {
     this.metrics.sequenceResets.inc({ reason });
   }
 
   /** A plugin event answered 202 and not applied, for a reason other than being a duplicate. */
-  discarded(reason: ValueOf<'discard_reason'>): void {
+  discarded(reason: (typeof DELIVERY_VALUES)['discard_reason'][number]): void {
     this.metrics.eventsDiscarded.inc({ reason });
   }
 
   /** A plugin heartbeat ignored as stale. */
-  staleHeartbeat(reason: ValueOf<'stale_heartbeat_reason'>): void {
+  staleHeartbeat(reason: (typeof DELIVERY_VALUES)['stale_heartbeat_reason'][number]): void {
     this.metrics.heartbeatsStale.inc({ reason });
   }
 
@@ -61,8 +100,8 @@ export class DeliveryRecorder implements Collectable {
     this.metrics.pluginLastSeen.set({}, at);
   }
 
-  collect(): void {
-    const { live, stale } = this.liveness();
+  /** Sets the instance gauges from the table's liveness at scrape time. */
+  instancesSeen({ live, stale }: Liveness): void {
     this.metrics.pluginInstances.set({ state: 'live' }, live);
     this.metrics.pluginInstances.set({ state: 'stale' }, stale);
   }

@@ -1,16 +1,31 @@
-/** All recorders, each built with the metrics it owns. */
-import { metricsOwnedBy, type Metrics } from '../../metrics/registry.js';
-import { ApiRecorder } from './api.js';
-import { ApprovalRecorder } from './approvals.js';
+/** All recorders, each built with the families it declares. */
+import { mergeDeclarations } from '../../metrics/declare.js';
+import { familiesFor, type Families } from '../../metrics/registry.js';
+import { API_FAMILIES, ApiRecorder } from './api.js';
+import { APPROVAL_FAMILIES, ApprovalRecorder } from './approvals.js';
 import type { Collectable, RecorderContext } from './context.js';
-import { DeliveryRecorder, type Liveness } from './delivery.js';
-import { InterruptRecorder } from './interrupts.js';
-import { PluginReportRecorder } from './plugins.js';
-import { RunRecorder } from './runs.js';
-import { SessionRecorder } from './sessions.js';
-import { SubagentRecorder } from './subagents.js';
-import { ToolRecorder } from './tools.js';
-import { TurnRecorder } from './turns.js';
+import { DELIVERY_FAMILIES, type DeliveryRecorder } from './delivery.js';
+import { INTERRUPT_FAMILIES, InterruptRecorder } from './interrupts.js';
+import { PLUGIN_REPORT_FAMILIES, PluginReportRecorder } from './plugins.js';
+import { RUN_FAMILIES, RunRecorder } from './runs.js';
+import { SESSION_FAMILIES, SessionRecorder } from './sessions.js';
+import { SUBAGENT_FAMILIES, SubagentRecorder } from './subagents.js';
+import { TOOL_FAMILIES, ToolRecorder } from './tools.js';
+import { TURN_FAMILIES, TurnRecorder } from './turns.js';
+
+/** The families the recorders write, each declared by its recorder. */
+export const RECORDER_FAMILIES = mergeDeclarations(
+  API_FAMILIES,
+  TURN_FAMILIES,
+  TOOL_FAMILIES,
+  APPROVAL_FAMILIES,
+  SESSION_FAMILIES,
+  SUBAGENT_FAMILIES,
+  RUN_FAMILIES,
+  DELIVERY_FAMILIES,
+  INTERRUPT_FAMILIES,
+  PLUGIN_REPORT_FAMILIES,
+);
 
 export interface Recorders {
   readonly api: ApiRecorder;
@@ -30,25 +45,30 @@ export interface PluginLimits {
   readonly maxInstances: number;
 }
 
-export function createRecorders(context: RecorderContext, metrics: Metrics, liveness: Liveness, plugins: PluginLimits): Recorders {
+export function createRecorders(
+  context: RecorderContext,
+  metrics: Families<typeof RECORDER_FAMILIES>,
+  delivery: DeliveryRecorder,
+  plugins: PluginLimits,
+): Recorders {
   return {
-    api: new ApiRecorder(context, metricsOwnedBy(metrics, 'correlate/recorders/api')),
-    turns: new TurnRecorder(context, metricsOwnedBy(metrics, 'correlate/recorders/turns')),
-    tools: new ToolRecorder(context, metricsOwnedBy(metrics, 'correlate/recorders/tools')),
-    approvals: new ApprovalRecorder(context, metricsOwnedBy(metrics, 'correlate/recorders/approvals')),
-    sessions: new SessionRecorder(context, metricsOwnedBy(metrics, 'correlate/recorders/sessions')),
-    subagents: new SubagentRecorder(context, metricsOwnedBy(metrics, 'correlate/recorders/subagents')),
-    runs: new RunRecorder(context, metricsOwnedBy(metrics, 'correlate/recorders/runs')),
-    delivery: new DeliveryRecorder(metricsOwnedBy(metrics, 'correlate/recorders/delivery'), liveness),
-    interrupts: new InterruptRecorder(context, metricsOwnedBy(metrics, 'correlate/recorders/interrupts')),
-    plugins: new PluginReportRecorder(context, metricsOwnedBy(metrics, 'correlate/recorders/plugins'), plugins.maxInstances),
+    api: new ApiRecorder(context, familiesFor(metrics, API_FAMILIES)),
+    turns: new TurnRecorder(context, familiesFor(metrics, TURN_FAMILIES)),
+    tools: new ToolRecorder(context, familiesFor(metrics, TOOL_FAMILIES)),
+    approvals: new ApprovalRecorder(context, familiesFor(metrics, APPROVAL_FAMILIES)),
+    sessions: new SessionRecorder(context, familiesFor(metrics, SESSION_FAMILIES)),
+    subagents: new SubagentRecorder(context, familiesFor(metrics, SUBAGENT_FAMILIES)),
+    runs: new RunRecorder(context, familiesFor(metrics, RUN_FAMILIES)),
+    delivery,
+    interrupts: new InterruptRecorder(context, familiesFor(metrics, INTERRUPT_FAMILIES)),
+    plugins: new PluginReportRecorder(context, familiesFor(metrics, PLUGIN_REPORT_FAMILIES), plugins.maxInstances),
   };
 }
 
 /** The recorders whose gauges are computed at scrape time. */
 export function collectables(recorders: Recorders): Collectable[] {
-  const { api, tools, approvals, sessions, subagents, delivery, plugins } = recorders;
-  return [api, tools, approvals, sessions, subagents, delivery, plugins];
+  const { api, tools, approvals, sessions, subagents, plugins } = recorders;
+  return [api, tools, approvals, sessions, subagents, plugins];
 }
 
 export type { Collectable, RecorderContext, Sweepable } from './context.js';

@@ -5,15 +5,22 @@
  * on_session_end (interrupted), so this counts the interruption, not the turn.
  */
 import type { EventData } from '../../contract/events.js';
-import type { OwnedMetrics } from '../../metrics/registry.js';
+import type { Families } from '../../metrics/registry.js';
 import type { RecorderContext } from './context.js';
+import { OPEN, counter, type Declarations } from '../../metrics/declare.js';
+
+/** The families this module writes (and all it is handed). */
+export const INTERRUPT_FAMILIES = {
+  agentInterrupts: counter('hermes_agent_interrupts_total', { platform: OPEN, reason: { sameAs: 'interrupt_reason' } }, 'agent',
+    'Running turns interrupted (agent_loop_stopped: /stop, or /new while a turn runs) by platform and interrupt reason.'),
+} as const satisfies Declarations;
 
 type Interrupted = Extract<EventData, { type: 'agent_interrupted' }>;
 
 export class InterruptRecorder {
   constructor(
     private readonly context: RecorderContext,
-    private readonly metrics: OwnedMetrics<'correlate/recorders/interrupts'>,
+    private readonly metrics: Families<typeof INTERRUPT_FAMILIES>,
   ) {}
 
   interrupted(event: Interrupted): void {

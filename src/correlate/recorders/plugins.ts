@@ -9,10 +9,19 @@
  * recently heard instance is forgotten first, and counted as an eviction of instance_reports).
  */
 import type { EventData } from '../../contract/events.js';
-import { VALUES } from '../../metrics/catalogue.js';
 import { closedLabel } from '../../metrics/labels.js';
-import type { OwnedMetrics } from '../../metrics/registry.js';
+import type { Families } from '../../metrics/registry.js';
 import type { Collectable, RecorderContext } from './context.js';
+import { VALUES } from '../../contract/vocabulary.js';
+import { OPEN, counter, gauge, type Declarations } from '../../metrics/declare.js';
+
+/** The families this module writes (and all it is handed). */
+export const PLUGIN_REPORT_FAMILIES = {
+  pluginInfo: gauge('hermes_plugin_info', { hermes_version: OPEN, plugin_version: OPEN, profile: OPEN }, 'delivery',
+    'Live bridge plugin instances (heartbeat within 3 intervals) by the Hermes version of their host, their own version and their Hermes profile, from their heartbeats.'),
+  pluginValuesRefused: counter('hermes_plugin_values_refused_total', { field: VALUES.refused_field }, 'delivery',
+    'String values the bridge plugin kept inside Hermes because they did not match their field\'s grammar (an id or an identifier), from its heartbeats (sum of deltas across plugin instances), by field.'),
+} as const satisfies Declarations;
 
 type Heartbeat = Extract<EventData, { type: 'plugin_heartbeat' }>;
 
@@ -48,7 +57,7 @@ export class PluginReportRecorder implements Collectable {
 
   constructor(
     private readonly context: RecorderContext,
-    private readonly metrics: OwnedMetrics<'correlate/recorders/plugins'>,
+    private readonly metrics: Families<typeof PLUGIN_REPORT_FAMILIES>,
     private readonly maxInstances: number,
   ) {}
 

@@ -8,7 +8,14 @@
  * never guessed: a token type with tokens but no price in the table leaves the call unpriced.
  */
 import type { HermesCost, Usage } from '../../contract/events.js';
-import type { ValueOf } from '../../metrics/catalogue.js';
+
+/** The closed value sets of this module's labels. */
+export const PRICING_VALUES = {
+  /** How a call's cost was priced: Hermes' own pricing, the config price table, a subscription route. */
+  pricing: ['hermes', 'config', 'included'],
+  /** Why a successful call has no cost. */
+  unpriced_reason: ['no_usage', 'no_price'],
+} as const satisfies Record<string, readonly string[]>;
 
 /** USD per million tokens of one provider/model. Output covers reasoning tokens (a subset of output). */
 export interface TokenPrices {
@@ -23,8 +30,8 @@ export interface PriceEntry extends TokenPrices {
   readonly model: string;
 }
 
-type Pricing = ValueOf<'pricing'>;
-type UnpricedReason = ValueOf<'unpriced_reason'>;
+type Pricing = (typeof PRICING_VALUES)['pricing'][number];
+type UnpricedReason = (typeof PRICING_VALUES)['unpriced_reason'][number];
 
 export type CallCost =
   | { readonly priced: true; readonly pricing: Pricing; readonly usd: number }

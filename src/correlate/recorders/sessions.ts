@@ -5,10 +5,25 @@
  */
 import type { EventData } from '../../contract/events.js';
 import { SpanTable } from '../spans.js';
-import { VALUES } from '../../metrics/catalogue.js';
 import { closedLabel } from '../../metrics/labels.js';
-import type { OwnedMetrics } from '../../metrics/registry.js';
+import type { Families } from '../../metrics/registry.js';
 import { GaugeTally, type Collectable, type RecorderContext } from './context.js';
+import { VALUES } from '../../contract/vocabulary.js';
+import { OPEN, counter, gauge, type Declarations } from '../../metrics/declare.js';
+
+/** The families this module writes (and all it is handed). */
+export const SESSION_FAMILIES = {
+  sessionsStarted: counter('hermes_sessions_started_total', { platform: OPEN }, 'agent',
+    'Sessions started (on_session_start).'),
+  sessionsFinalized: counter('hermes_sessions_finalized_total', { platform: OPEN }, 'agent',
+    'Sessions finalized (on_session_finalize).'),
+  sessionResets: counter('hermes_session_resets_total', { platform: OPEN }, 'agent',
+    'Session resets (on_session_reset).'),
+  sessionsActive: gauge('hermes_sessions_active', { platform: OPEN }, 'agent',
+    'Sessions started and not yet finalized (idle sessions expire after the session TTL; counted at scrape time).'),
+  sessionEvents: counter('hermes_session_events_total', { event: VALUES.session_event }, 'agent',
+    'Envelope session_event lifecycle events ({event}).'),
+} as const satisfies Declarations;
 
 type Lifecycle = Extract<EventData, { type: 'session_started' | 'session_finalized' | 'session_reset' }>;
 
@@ -20,7 +35,7 @@ export class SessionRecorder implements Collectable {
 
   constructor(
     private readonly context: RecorderContext,
-    private readonly metrics: OwnedMetrics<'correlate/recorders/sessions'>,
+    private readonly metrics: Families<typeof SESSION_FAMILIES>,
   ) {
     this.active = new SpanTable({
       clock: context.clock,
@@ -45,10 +60,7 @@ export class SessionRecorder implements Collectable {
 
   /** Sessions active, counted as sessions start, end and expire. */
   collect(): void {
-    for (const [labels, change] of this.activeTally.changes()) {
-      if (change < 0) this.metrics.sessionsActive.dec(labels, -change);
-      else this.metrics.sessionsActive.inc(labels, change);
-    }
+    this.activeTally.report(this.metrics.sessionsActive);
   }
 
   finalized(event: Lifecycle): void {

@@ -1,9 +1,22 @@
 /** Subagents: subagent_start opens, subagent_stop closes, matched by child_session_id. */
 import type { EventData } from '../../contract/events.js';
-import { VALUES } from '../../metrics/catalogue.js';
 import { closedLabel } from '../../metrics/labels.js';
-import type { OwnedMetrics } from '../../metrics/registry.js';
+import type { Families } from '../../metrics/registry.js';
 import { GaugeTally, spanTable, type Collectable, type RecorderContext } from './context.js';
+import { VALUES } from '../../contract/vocabulary.js';
+import { OPEN, counter, gauge, histogram, type Declarations } from '../../metrics/declare.js';
+
+/** The families this module writes (and all it is handed). */
+export const SUBAGENT_FAMILIES = {
+  subagentsStarted: counter('hermes_subagents_started_total', { role: OPEN }, 'agent',
+    'Subagents started by role.'),
+  subagentsFinished: counter('hermes_subagents_finished_total', { role: OPEN, status: VALUES.subagent_status }, 'agent',
+    'Subagents finished by role and status.'),
+  subagentDuration: histogram('hermes_subagent_duration_seconds', { role: OPEN, status: VALUES.subagent_status }, 'turn_seconds', 'agent',
+    'Subagent run duration.'),
+  subagentsActive: gauge('hermes_subagents_active', { role: OPEN }, 'agent',
+    'Subagents started and not yet stopped (counted at scrape time from the open spans).'),
+} as const satisfies Declarations;
 
 type Started = Extract<EventData, { type: 'subagent_started' }>;
 type Stopped = Extract<EventData, { type: 'subagent_stopped' }>;
@@ -16,7 +29,7 @@ export class SubagentRecorder implements Collectable {
 
   constructor(
     private readonly context: RecorderContext,
-    private readonly metrics: OwnedMetrics<'correlate/recorders/subagents'>,
+    private readonly metrics: Families<typeof SUBAGENT_FAMILIES>,
   ) {
     this.active = spanTable<{ role: string }>(context, 'subagent', undefined, (labels) => this.activeTally.closed(labels));
   }
@@ -31,10 +44,7 @@ export class SubagentRecorder implements Collectable {
 
   /** Subagents running, counted as the spans open and close. */
   collect(): void {
-    for (const [labels, change] of this.activeTally.changes()) {
-      if (change < 0) this.metrics.subagentsActive.dec(labels, -change);
-      else this.metrics.subagentsActive.inc(labels, change);
-    }
+    this.activeTally.report(this.metrics.subagentsActive);
   }
 
   stopped(event: Stopped): void {

@@ -1,10 +1,23 @@
 /** Tool calls: pre_tool_call opens, the one terminal post_tool_call per call closes. */
 import type { EventData } from '../../contract/events.js';
-import { VALUES } from '../../metrics/catalogue.js';
 import { exemplarOf } from '../../metrics/exemplars.js';
 import { closedLabel } from '../../metrics/labels.js';
-import type { OwnedMetrics } from '../../metrics/registry.js';
+import type { Families } from '../../metrics/registry.js';
 import { GaugeTally, spanTable, type Collectable, type RecorderContext } from './context.js';
+import { VALUES } from '../../contract/vocabulary.js';
+import { OPEN, counter, gauge, histogram, type Declarations } from '../../metrics/declare.js';
+
+/** The families this module writes (and all it is handed). */
+export const TOOL_FAMILIES = {
+  toolCalls: counter('hermes_tool_calls_total', { tool: OPEN, status: VALUES.tool_status }, 'agent',
+    'Finished tool calls by status ({status}, other).'),
+  toolCallDuration: histogram('hermes_tool_call_duration_seconds', { tool: OPEN, status: VALUES.tool_status }, 'tool_seconds', 'agent',
+    'Tool call duration.'),
+  toolErrors: counter('hermes_tool_errors_total', { tool: OPEN, error_type: VALUES.tool_error_type }, 'agent',
+    'Tool calls that did not finish ok, by error type.'),
+  toolCallsInFlight: gauge('hermes_tool_calls_in_flight', { tool: OPEN }, 'agent',
+    'Tool calls started and not yet finished (counted at scrape time from the open spans).'),
+} as const satisfies Declarations;
 
 type Started = Extract<EventData, { type: 'tool_started' }>;
 type Finished = Extract<EventData, { type: 'tool_finished' }>;
@@ -21,7 +34,7 @@ export class ToolRecorder implements Collectable {
 
   constructor(
     private readonly context: RecorderContext,
-    private readonly metrics: OwnedMetrics<'correlate/recorders/tools'>,
+    private readonly metrics: Families<typeof TOOL_FAMILIES>,
   ) {
     this.inFlight = spanTable<{ tool: string }>(context, 'tool', undefined, (labels) => this.inFlightTally.closed(labels));
   }
@@ -36,10 +49,7 @@ export class ToolRecorder implements Collectable {
 
   /** Tool calls in flight, counted as the spans open and close. */
   collect(): void {
-    for (const [labels, change] of this.inFlightTally.changes()) {
-      if (change < 0) this.metrics.toolCallsInFlight.dec(labels, -change);
-      else this.metrics.toolCallsInFlight.inc(labels, change);
-    }
+    this.inFlightTally.report(this.metrics.toolCallsInFlight);
   }
 
   finished(event: Finished, observedAt: number): void {

@@ -7,13 +7,28 @@
  * exit, with the reason as their exit reason), and nothing when none is open.
  */
 import type { EventData } from '../../contract/events.js';
-import { VALUES, type ValueOf } from '../../metrics/catalogue.js';
 import { exemplarOf } from '../../metrics/exemplars.js';
 import { UNKNOWN } from '../../metrics/labels.js';
-import type { OwnedMetrics } from '../../metrics/registry.js';
+import type { Families } from '../../metrics/registry.js';
 import { spanTable, type RecorderContext } from './context.js';
 import { durationBetween } from '../../contract/bounds.js';
 import { IdMap, stringBytes } from '../idMap.js';
+import { VALUES, type ValueOf } from '../../contract/vocabulary.js';
+import { OPEN, counter, histogram, type Declarations } from '../../metrics/declare.js';
+
+/** The families this module writes (and all it is handed). */
+export const TURN_FAMILIES = {
+  turnsStarted: counter('hermes_turns_started_total', { platform: OPEN, model: OPEN }, 'agent',
+    'User turns started (pre_llm_call).'),
+  turnsFinished: counter('hermes_turns_finished_total', { platform: OPEN, model: OPEN, outcome: VALUES.turn_outcome, exit_reason: OPEN }, 'agent',
+    'User turns finished (on_session_end fires once per turn) by outcome ({outcome}) and exit reason.'),
+  turnDuration: histogram('hermes_turn_duration_seconds', { platform: OPEN, outcome: VALUES.turn_outcome }, 'turn_seconds', 'agent',
+    'Turn duration from pre_llm_call to on_session_end (observed times), or turn_duration_ms of an envelope turn_end.'),
+  turnApiCalls: histogram('hermes_turn_api_calls', { platform: OPEN }, 'count', 'agent',
+    'Provider API attempts per finished turn.'),
+  turnToolCalls: histogram('hermes_turn_tool_calls', { platform: OPEN }, 'count', 'agent',
+    'Tool calls per finished turn.'),
+} as const satisfies Declarations;
 
 type Started = Extract<EventData, { type: 'turn_started' }>;
 type Finished = Extract<EventData, { type: 'turn_finished' }>;
@@ -57,7 +72,7 @@ export class TurnRecorder {
 
   constructor(
     private readonly context: RecorderContext,
-    private readonly metrics: OwnedMetrics<'correlate/recorders/turns'>,
+    private readonly metrics: Families<typeof TURN_FAMILIES>,
   ) {
     // A turn that never ends is orphaned, whether it was opened by pre_llm_call or by its calls.
     this.turns = spanTable<TurnState>(context, 'turn', (state) => this.unindex(state));
