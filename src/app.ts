@@ -139,6 +139,7 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     exposition,
     telemetryPath: config.web.telemetryPath,
     version: VERSION,
+    pacing: { minIntervalMs: config.web.minRenderIntervalSeconds * 1000 },
     ready: () => {
       if (!ingestor.accepting) return { ready: false, reason: 'Shutting down' };
       if (memoryGuard.overLimit()) return { ready: false, reason: 'Over the memory limit' };

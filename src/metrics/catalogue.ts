@@ -652,6 +652,10 @@ export const CATALOGUE = {
     'Scrape answers dropped with their connection before the peer had read them, to keep the bytes of unread answers under 32 MiB: those peers had not read an older render than everyone else.'),
   connectionsLimit: connections.gauge('hermes_sidecar_connections_limit', { listener: VALUES.listener }, 'self',
     'The configured cap on open connections of each listener.'),
+  scrapeRenders: web.counter('hermes_sidecar_scrape_renders_total', {}, 'self',
+    'Renders of the exposition made for /metrics. Every scrape that waited for a render shares it, so under a crowd of scrapers this grows far slower than the scrapes.'),
+  scrapesPaced: web.counter('hermes_sidecar_scrapes_paced_total', {}, 'self',
+    'Scrapes that waited for a later render because one had run too recently: renders start at most once per --web.min-render-interval and take at most half the time, however many scrapers come.'),
 } as const satisfies Record<string, MetricSpec>;
 
 export type Catalogue = typeof CATALOGUE;
