@@ -656,6 +656,8 @@ export const CATALOGUE = {
     'Renders of the exposition made for /metrics. Every scrape that waited for a render shares it, so under a crowd of scrapers this grows far slower than the scrapes.'),
   scrapesPaced: web.counter('hermes_sidecar_scrapes_paced_total', {}, 'self',
     'Scrapes that waited for a later render because one had run too recently: renders start at most once per --web.min-render-interval and take at most half the time, however many scrapers come.'),
+  connectionsStalled: connections.gauge('hermes_sidecar_connections_stalled', { listener: VALUES.listener }, 'self',
+    'Connections of each listener whose peer has taken none of its answer for 200 ms, as of the last sweep (every 100 ms): the first to be evicted at the cap.'),
 } as const satisfies Record<string, MetricSpec>;
 
 export type Catalogue = typeof CATALOGUE;

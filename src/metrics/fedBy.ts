@@ -121,6 +121,7 @@ export const FED_BY = {
   scrapeAnswersDropped: { feed: 'sidecar', by: '/metrics' },
   scrapeRenders: { feed: 'sidecar', by: '/metrics' },
   scrapesPaced: { feed: 'sidecar', by: '/metrics' },
+  connectionsStalled: { feed: 'sidecar', by: 'web and ingest listeners' },
 } as const satisfies Record<MetricKey, FedBy>;
 
 /** Metrics no Hermes release feeds (envelope variant only): not on the dashboards, not in rules. */

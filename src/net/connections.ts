@@ -1,10 +1,12 @@
 /**
  * The open connections of one listener, bounded so that no peer can stall it:
  *
- *  - at most `maxConnections` open. At the cap a new connection evicts the oldest one with no
- *    request in progress (an idle keep-alive, or one whose request head is not complete yet),
- *    else the oldest whose peer has taken none of its answer for half a second; only when every
- *    connection is mid-request is the new one refused. A plain
+ *  - at most `maxConnections` open. At the cap a new connection evicts the one whose peer has
+ *    gone longest without taking any of its answer (for at least STALLED_WRITE_MS), else the
+ *    oldest one with no request in progress (an idle keep-alive, or one whose request head is not
+ *    complete yet); only when every connection is mid-request is the new one refused. A peer that
+ *    does not read its answer goes before an idle keep-alive: it holds the answer's bytes in
+ *    memory and in the kernel, the keep-alive (most likely the scraper's own) nothing. A plain
  *    `server.maxConnections` would let thousands of half-sent heads lock the honest scraper out
  *    until they time out; eviction makes the attacker's connections the ones that go.
  *  - one request in flight per connection. Node parses pipelined requests as they arrive and
@@ -60,8 +62,13 @@ const CLIENT_ERROR_ANSWERS: Readonly<Record<string, string>> = {
 const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n';
 /** Turns after its accept during which a connection is not evicted for an incomplete head. */
 const YOUNG_TURNS = 2;
-/** An answer whose peer took none of it for this long (as the sweeps see it) makes its connection evictable at the cap. */
-const STALLED_WRITE_MS = 500;
+/**
+ * An answer whose peer took none of it for this long (as the sweeps see it) makes its connection
+ * evictable at the cap. A reader takes bytes at every round trip; a peer that took nothing over
+ * two sweeps of the listener has stopped, and one that connected together with a crowd of them
+ * must not wait long for its place.
+ */
+const STALLED_WRITE_MS = 200;
 
 export class ConnectionTable {
   /** Insertion order is age order: the first evictable entry is the oldest. */
@@ -86,6 +93,7 @@ export class ConnectionTable {
   ) {
     metrics?.connectionsLimit.set({ listener }, limits.maxConnections);
     metrics?.connectionsOpen.set({ listener }, 0);
+    metrics?.connectionsStalled.set({ listener }, 0);
   }
 
   get size(): number {
@@ -118,9 +126,10 @@ export class ConnectionTable {
     };
   }
 
-  /** Drops every response that has been sending for longer than the write timeout. */
+  /** Notes which peers took some of their answers; drops every response that has been sending for longer than the write timeout. */
   sweep(): void {
     const now = this.now();
+    let stalled = 0;
     for (const connection of this.connections.values()) {
       const active = connection.active;
       if (active === undefined || !active.response.headersSent || active.response.writableFinished) continue;
@@ -128,7 +137,9 @@ export class ConnectionTable {
       const queued = connection.socket.writableLength;
       if (active.progress === undefined || queued === 0 || queued < active.progress.queued) active.progress = { queued, at: now };
       if (now - active.writingSince >= this.limits.writeTimeoutMs) this.close(connection, 'write_timeout');
+      else if (this.stalledSince(connection, now) !== undefined) stalled += 1;
     }
+    this.metrics?.connectionsStalled.set({ listener: this.listener }, stalled);
   }
 
   private admit(socket: Socket): void {
@@ -159,14 +170,13 @@ export class ConnectionTable {
   }
 
   /**
-   * Makes room at the cap: closes the oldest connection with no request in progress, else the
-   * oldest whose answer has waited for its peer to read it for half a second (a peer that
-   * does not read must not hold its place until the write timeout); false when every connection
-   * is mid-request and reading.
+   * Makes room at the cap: closes the connection whose peer has gone longest without taking any
+   * of its answer (a peer that does not read must not hold its place until the write timeout),
+   * else the oldest with no request in progress; false when every connection is mid-request and
+   * reading.
    */
   private evictOne(): boolean {
-    const evictable = this.oldest((connection) => connection.active === undefined && connection.waiting.length === 0 && this.turn - connection.turn >= YOUNG_TURNS) ??
-      this.oldest((connection) => this.stalled(connection));
+    const evictable = this.longestStalled() ?? this.oldest((connection) => connection.active === undefined && connection.waiting.length === 0 && this.turn - connection.turn >= YOUNG_TURNS);
     if (evictable === undefined) return false;
     this.close(evictable, 'evicted');
     return true;
@@ -177,10 +187,22 @@ export class ConnectionTable {
     return undefined;
   }
 
-  /** An answer whose peer has taken none of its queued bytes for STALLED_WRITE_MS, as the sweeps saw it. */
-  private stalled(connection: Connection): boolean {
+  /** Since when the peer has taken none of the answer's queued bytes, if that is STALLED_WRITE_MS or longer (as the sweeps saw it). */
+  private stalledSince(connection: Connection, now: number): number | undefined {
     const progress = connection.active?.progress;
-    return progress !== undefined && connection.socket.writableLength > 0 && this.now() - progress.at >= STALLED_WRITE_MS;
+    if (progress === undefined || connection.socket.destroyed || connection.socket.writableLength === 0) return undefined;
+    return now - progress.at >= STALLED_WRITE_MS ? progress.at : undefined;
+  }
+
+  /** Of the connections whose peers stalled, the one stalled longest. */
+  private longestStalled(): Connection | undefined {
+    const now = this.now();
+    let longest: { connection: Connection; since: number } | undefined;
+    for (const connection of this.connections.values()) {
+      const since = this.stalledSince(connection, now);
+      if (since !== undefined && (longest === undefined || since < longest.since)) longest = { connection, since };
+    }
+    return longest?.connection;
   }
 
   private dispatch(connection: Connection, handler: http.RequestListener, request: http.IncomingMessage, response: http.ServerResponse): void {

@@ -73,8 +73,8 @@ export function limitsFrom(settings: ListenerSettings, bodyAllowanceMs: number):
 
 /** How often Node checks its request timeouts. */
 const CHECK_INTERVAL_MS = 1000;
-/** How often the table looks at answers being sent: the write timeout, and which peers stopped reading. */
-const SWEEP_INTERVAL_MS = 250;
+/** How often the table looks at answers being sent: the write timeout, and which peers stopped reading (connections.ts). */
+const SWEEP_INTERVAL_MS = 100;
 
 export interface Address {
   readonly host: string;
