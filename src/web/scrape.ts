@@ -27,8 +27,8 @@ import { GZIP_LEVEL } from '../exposition/write.js';
 
 const gzip = promisify(gzipCallback);
 
-/** Parts are turned into Buffers in runs of about this many characters: few conversions, no one giant string. */
-const CHUNK_CHARACTERS = 1024 * 1024;
+/** Parts are written into Buffers of this size: few allocations, no one giant Buffer. */
+const CHUNK_BYTES = 1024 * 1024;
 
 /** Least time between the starts of two renders, by default (`--web.min-render-interval`). */
 export const DEFAULT_MIN_RENDER_INTERVAL_MS = 100;
@@ -68,23 +68,26 @@ export interface SharedRendersOptions {
   readonly paced?: () => void;
 }
 
+/**
+ * The parts written straight into Buffers, each part whole in one of them. No string of the joined
+ * text is ever made: strings that large live in V8's large-object space until a full collection,
+ * and a crowd of scrapes rendering every slot would pile them up.
+ */
 function toChunks(parts: readonly string[]): RenderedBody {
   const chunks: Buffer[] = [];
-  let run: string[] = [];
-  let length = 0;
-  const flush = () => {
-    if (run.length === 0) return;
-    chunks.push(Buffer.from(run.join(''), 'utf8'));
-    run = [];
-    length = 0;
-  };
+  let chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  let used = 0;
   for (const part of parts) {
-    run.push(part);
-    length += part.length;
-    if (length >= CHUNK_CHARACTERS) flush();
+    const bytes = Buffer.byteLength(part, 'utf8');
+    if (used + bytes > chunk.length) {
+      if (used > 0) chunks.push(chunk.subarray(0, used));
+      chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes));
+      used = 0;
+    }
+    used += chunk.write(part, used, 'utf8');
   }
-  flush();
-  return { chunks, bytes: chunks.reduce((total, chunk) => total + chunk.length, 0) };
+  if (used > 0) chunks.push(chunk.subarray(0, used));
+  return { chunks, bytes: chunks.reduce((total, each) => total + each.length, 0) };
 }
 
 interface Pending<T> {
