@@ -496,7 +496,7 @@ async function fillToSeriesCap(sidecar: SidecarProcess): Promise<number> {
 /** `--attack WORD`: only the listener attacks whose name contains WORD. */
 let attackFilter: string | undefined;
 
-/** The web listener's closes by reason, where the sidecar counts them (`; closed: 12 evicted, …`). */
+/** The web listener's closes by reason, where the sidecar counts them (`; closed: 12 evicted, …`), and its renders. */
 async function closedByListener(sidecar: SidecarProcess): Promise<string> {
   const answer = await probe(`${sidecar.web}/metrics`);
   if (answer.status !== 200) return '';
@@ -506,7 +506,11 @@ async function closedByListener(sidecar: SidecarProcess): Promise<string> {
     .map(([name, value]) => `${value} ${/reason="(\w+)"/.exec(name)?.[1] ?? '?'}`);
   const dropped = samples?.get('hermes_sidecar_scrape_answers_dropped_total') ?? 0;
   if (dropped > 0) counts.push(`${dropped} unread answers dropped`);
-  return counts.length === 0 ? '' : `; closed: ${counts.join(', ')}`;
+  // Renders against scrapes that waited for one: what pacing saved.
+  const renders = samples?.get('hermes_sidecar_scrape_renders_total');
+  const paced = samples?.get('hermes_sidecar_scrapes_paced_total');
+  const work = renders === undefined ? '' : `; ${renders} renders, ${paced ?? 0} scrapes paced`;
+  return `${counts.length === 0 ? '' : `; closed: ${counts.join(', ')}`}${work}`;
 }
 
 async function listenerAttacks(): Promise<void> {

@@ -13,7 +13,7 @@ import type { Format } from './exposition/serializer.js';
 import { familiesFor, type MetricsRegistry } from './metrics/registry.js';
 import { createMetricsRegistry, type Metrics } from './catalogue.js';
 import { BUILD_FAMILIES, recordBuildInfo } from './buildInfo.js';
-import { CONNECTION_FAMILIES } from './metrics/connectionFamilies.js';
+import { CONNECTION_FAMILIES } from './net/connections.js';
 import { createEventPipeline } from './correlate/assemble.js';
 import type { Dispatcher } from './correlate/dispatcher.js';
 import { INGESTOR_FAMILIES, Ingestor } from './ingest/ingestor.js';
@@ -142,6 +142,7 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     exposition,
     telemetryPath: config.web.telemetryPath,
     version: VERSION,
+    pacing: { minIntervalMs: config.web.minRenderIntervalSeconds * 1000 },
     ready: () => {
       if (!ingestor.accepting) return { ready: false, reason: 'Shutting down' };
       if (memoryGuard.overLimit()) return { ready: false, reason: 'Over the memory limit' };

@@ -11,7 +11,7 @@
 import { BUILD_FAMILIES } from './buildInfo.js';
 import { PIPELINE_FAMILIES } from './correlate/assemble.js';
 import { INGEST_FAMILIES } from './ingest/app.js';
-import { CONNECTION_FAMILIES } from './metrics/connectionFamilies.js';
+import { CONNECTION_FAMILIES } from './net/connections.js';
 import { mergeDeclarations, type Declarations, type MetricSpec } from './metrics/declare.js';
 import { createRegistry, REGISTRY_FAMILIES, type Families, type MetricsRegistry, type RegistryOptions } from './metrics/registry.js';
 import { WEB_APP_FAMILIES } from './web/app.js';
@@ -120,6 +120,9 @@ const ORDER = [
   'connectionsOpen',
   'scrapeAnswersDropped',
   'connectionsLimit',
+  'scrapeRenders',
+  'scrapesPaced',
+  'connectionsStalled',
 ] as const satisfies readonly (keyof Declared)[];
 
 /** `declared` with its keys in `order`, which must name each key once. */

@@ -76,6 +76,7 @@ export const OPTIONS = [
   { flag: 'ingest.max-connections', kind: 'positiveInt', default: 256, help: 'Most connections open on the ingest listener, with the same eviction at the cap as --web.max-connections. The bridge plugin holds one per Hermes process.' },
   { flag: 'ingest.headers-timeout', kind: 'seconds', default: 5, help: 'Seconds a request head may take to arrive on the ingest listener (408 and closed after). The whole request may take this plus --ingest.body-timeout.' },
   { flag: 'ingest.write-timeout', kind: 'seconds', default: 30, help: 'Seconds an answer of the ingest listener may take to be read by the peer once sending began; past it the connection is dropped.' },
+  { flag: 'web.min-render-interval', kind: 'seconds', default: 0.1, help: 'Least seconds between the starts of two renders of /metrics; a scrape that arrives sooner waits for the next render and shares it with every scrape waiting (hermes_sidecar_scrapes_paced_total). A render also waits as long as the previous one took, so rendering takes at most half the time however many scrapers come.' },
   { flag: 'config.file', kind: 'file', default: undefined, help: 'YAML file with any option above plus labels: (caps, allow-lists, rewrites), buckets: and prices: (USD per million tokens per provider/model).', inFile: false },
 ] as const satisfies readonly OptionSpec[];
 
@@ -91,7 +92,7 @@ const SECRET_ENV = {
 } as const;
 
 export interface Config {
-  readonly web: { readonly listen: ListenAddress; readonly telemetryPath: string; readonly configFile: string | undefined };
+  readonly web: { readonly listen: ListenAddress; readonly telemetryPath: string; readonly configFile: string | undefined; readonly minRenderIntervalSeconds: number };
   readonly ingest: {
     readonly listen: ListenAddress;
     readonly token: string | undefined;
@@ -303,7 +304,7 @@ export function loadConfig(inputs: ConfigInputs): Config {
   }
 
   return deepFreeze({
-    web: { listen: get('web.listen-address'), telemetryPath: get('web.telemetry-path'), configFile: get('web.config.file') },
+    web: { listen: get('web.listen-address'), telemetryPath: get('web.telemetry-path'), configFile: get('web.config.file'), minRenderIntervalSeconds: get('web.min-render-interval') },
     ingest: {
       listen: ingestListen,
       token,

@@ -12,7 +12,7 @@ import { boundAddress, closeServer, listenOn } from './net/listener.js';
 import { createLogger } from './log.js';
 import { VERSION, versionText } from './version.js';
 import { familiesFor } from './metrics/registry.js';
-import { CONNECTION_FAMILIES } from './metrics/connectionFamilies.js';
+import { CONNECTION_FAMILIES } from './net/connections.js';
 import { WEB_SERVER_FAMILIES } from './web/server.js';
 
 const CLOSE_GRACE_MS = 2000;

@@ -34,7 +34,7 @@ const ADDRESS = 'host:port, [ipv6 address]:port or :port, with a port from 0 to 
 describe('defaults', () => {
   it('are the documented ones', () => {
     const config = loadConfig({ argv: [], env: {} });
-    expect(config.web).toEqual({ listen: { host: '0.0.0.0', port: 9478 }, telemetryPath: '/metrics' });
+    expect(config.web).toEqual({ listen: { host: '0.0.0.0', port: 9478 }, telemetryPath: '/metrics', minRenderIntervalSeconds: 0.1 });
     expect(config.ingest).toEqual({
       listen: { host: '127.0.0.1', port: 9479 },
       token: undefined,

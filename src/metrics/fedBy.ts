@@ -118,6 +118,9 @@ export const FED_BY = {
   connectionsOpen: { feed: 'sidecar', by: 'web and ingest listeners' },
   connectionsLimit: { feed: 'sidecar', by: 'configuration' },
   scrapeAnswersDropped: { feed: 'sidecar', by: '/metrics' },
+  scrapeRenders: { feed: 'sidecar', by: '/metrics' },
+  scrapesPaced: { feed: 'sidecar', by: '/metrics' },
+  connectionsStalled: { feed: 'sidecar', by: 'web and ingest listeners' },
 } as const satisfies Record<string, FedBy>;
 
 /** Metrics no Hermes release feeds (envelope variant only): not on the dashboards, not in rules. */

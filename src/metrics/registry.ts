@@ -41,7 +41,6 @@ import {
   type ScalarSeries,
 } from './families.js';
 import { OPEN_LABELS, OTHER } from './labels.js';
-import type { CONNECTION_FAMILIES } from './connectionFamilies.js';
 
 export type { CounterHandle, Exemplar, FamilyView, HistogramHandle, HistogramSeries, ScalarSeries } from './families.js';
 
@@ -274,6 +273,3 @@ export function createRegistry<D extends Declarations & typeof REGISTRY_FAMILIES
     },
   };
 }
-
-/** The connection table's handles, under the name src/net/ imports them by. */
-export type OwnedMetrics<_Holder extends 'net/connections'> = Families<typeof CONNECTION_FAMILIES>;

@@ -1,10 +1,12 @@
 /**
  * The open connections of one listener, bounded so that no peer can stall it:
  *
- *  - at most `maxConnections` open. At the cap a new connection evicts the oldest one with no
- *    request in progress (an idle keep-alive, or one whose request head is not complete yet),
- *    else the oldest whose peer has taken none of its answer for half a second; only when every
- *    connection is mid-request is the new one refused. A plain
+ *  - at most `maxConnections` open. At the cap a new connection evicts the one whose peer has
+ *    gone longest without taking any of its answer (for at least STALLED_WRITE_MS), else the
+ *    oldest one with no request in progress (an idle keep-alive, or one whose request head is not
+ *    complete yet); only when every connection is mid-request is the new one refused. A peer that
+ *    does not read its answer goes before an idle keep-alive: it holds the answer's bytes in
+ *    memory and in the kernel, the keep-alive (most likely the scraper's own) nothing. A plain
  *    `server.maxConnections` would let thousands of half-sent heads lock the honest scraper out
  *    until they time out; eviction makes the attacker's connections the ones that go.
  *  - one request in flight per connection. Node parses pipelined requests as they arrive and
@@ -22,11 +24,38 @@
 import type http from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import type { ValueOf } from '../metrics/catalogue.js';
-import type { OwnedMetrics } from '../metrics/registry.js';
+import { counter, gauge, type Declarations } from '../metrics/declare.js';
+import type { Families } from '../metrics/registry.js';
 
-export type ListenerName = ValueOf<'listener'>;
-export type CloseReason = ValueOf<'connection_close_reason'>;
+/** The closed value sets of this module's labels. */
+export const CONNECTION_VALUES = {
+  /** The sidecar's two listeners. */
+  listener: ['web', 'ingest'],
+  /**
+   * Why a listener closed a connection itself: refused at the connection cap (every connection
+   * mid-request), evicted at the cap to make room, its request head or whole request too slow,
+   * its response not drained in time, too many pipelined requests waiting.
+   */
+  connection_close_reason: ['limit', 'evicted', 'headers_timeout', 'request_timeout', 'write_timeout', 'pipeline_limit'],
+} as const satisfies Record<string, readonly string[]>;
+
+/** The families this module writes (and all it is handed). */
+export const CONNECTION_FAMILIES = {
+  connectionsClosed: counter('hermes_sidecar_connections_closed_total', { listener: CONNECTION_VALUES.listener, reason: CONNECTION_VALUES.connection_close_reason }, 'self',
+    'Connections a listener closed itself, by listener and reason ({reason}): refused at --<listener>.max-connections with every connection mid-request (limit), the oldest idle or half-sent one closed to make room at the cap (evicted), request head or whole request too slow (headers_timeout, request_timeout), a response not drained within --<listener>.write-timeout (write_timeout), more pipelined requests waiting than allowed (pipeline_limit).'),
+  connectionsOpen: gauge('hermes_sidecar_connections_open', { listener: CONNECTION_VALUES.listener }, 'self',
+    'Connections open on each listener (bounded by --web.max-connections and --ingest.max-connections).'),
+  connectionsLimit: gauge('hermes_sidecar_connections_limit', { listener: CONNECTION_VALUES.listener }, 'self',
+    'The configured cap on open connections of each listener.'),
+  connectionsStalled: gauge('hermes_sidecar_connections_stalled', { listener: CONNECTION_VALUES.listener }, 'self',
+    'Connections of each listener whose peer has taken none of its answer for 200 ms, as of the last sweep (every 100 ms): the first to be evicted at the cap.'),
+} as const satisfies Declarations;
+
+/** A value of one of this module's closed sets. */
+export type ConnectionValue<S extends keyof typeof CONNECTION_VALUES> = (typeof CONNECTION_VALUES)[S][number];
+
+export type ListenerName = ConnectionValue<'listener'>;
+export type CloseReason = ConnectionValue<'connection_close_reason'>;
 
 export interface ConnectionLimits {
   readonly maxConnections: number;
@@ -60,8 +89,13 @@ const CLIENT_ERROR_ANSWERS: Readonly<Record<string, string>> = {
 const BAD_REQUEST = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n';
 /** Turns after its accept during which a connection is not evicted for an incomplete head. */
 const YOUNG_TURNS = 2;
-/** An answer whose peer took none of it for this long (as the sweeps see it) makes its connection evictable at the cap. */
-const STALLED_WRITE_MS = 500;
+/**
+ * An answer whose peer took none of it for this long (as the sweeps see it) makes its connection
+ * evictable at the cap. A reader takes bytes at every round trip; a peer that took nothing over
+ * two sweeps of the listener has stopped, and one that connected together with a crowd of them
+ * must not wait long for its place.
+ */
+const STALLED_WRITE_MS = 200;
 
 export class ConnectionTable {
   /** Insertion order is age order: the first evictable entry is the oldest. */
@@ -81,11 +115,12 @@ export class ConnectionTable {
   constructor(
     private readonly listener: ListenerName,
     private readonly limits: ConnectionLimits,
-    private readonly metrics: OwnedMetrics<'net/connections'> | undefined,
+    private readonly metrics: Families<typeof CONNECTION_FAMILIES> | undefined,
     private readonly now: () => number = Date.now,
   ) {
     metrics?.connectionsLimit.set({ listener }, limits.maxConnections);
     metrics?.connectionsOpen.set({ listener }, 0);
+    metrics?.connectionsStalled.set({ listener }, 0);
   }
 
   get size(): number {
@@ -118,9 +153,10 @@ export class ConnectionTable {
     };
   }
 
-  /** Drops every response that has been sending for longer than the write timeout. */
+  /** Notes which peers took some of their answers; drops every response that has been sending for longer than the write timeout. */
   sweep(): void {
     const now = this.now();
+    let stalled = 0;
     for (const connection of this.connections.values()) {
       const active = connection.active;
       if (active === undefined || !active.response.headersSent || active.response.writableFinished) continue;
@@ -128,7 +164,9 @@ export class ConnectionTable {
       const queued = connection.socket.writableLength;
       if (active.progress === undefined || queued === 0 || queued < active.progress.queued) active.progress = { queued, at: now };
       if (now - active.writingSince >= this.limits.writeTimeoutMs) this.close(connection, 'write_timeout');
+      else if (this.stalledSince(connection, now) !== undefined) stalled += 1;
     }
+    this.metrics?.connectionsStalled.set({ listener: this.listener }, stalled);
   }
 
   private admit(socket: Socket): void {
@@ -159,14 +197,13 @@ export class ConnectionTable {
   }
 
   /**
-   * Makes room at the cap: closes the oldest connection with no request in progress, else the
-   * oldest whose answer has waited for its peer to read it for half a second (a peer that
-   * does not read must not hold its place until the write timeout); false when every connection
-   * is mid-request and reading.
+   * Makes room at the cap: closes the connection whose peer has gone longest without taking any
+   * of its answer (a peer that does not read must not hold its place until the write timeout),
+   * else the oldest with no request in progress; false when every connection is mid-request and
+   * reading.
    */
   private evictOne(): boolean {
-    const evictable = this.oldest((connection) => connection.active === undefined && connection.waiting.length === 0 && this.turn - connection.turn >= YOUNG_TURNS) ??
-      this.oldest((connection) => this.stalled(connection));
+    const evictable = this.longestStalled() ?? this.oldest((connection) => connection.active === undefined && connection.waiting.length === 0 && this.turn - connection.turn >= YOUNG_TURNS);
     if (evictable === undefined) return false;
     this.close(evictable, 'evicted');
     return true;
@@ -177,10 +214,22 @@ export class ConnectionTable {
     return undefined;
   }
 
-  /** An answer whose peer has taken none of its queued bytes for STALLED_WRITE_MS, as the sweeps saw it. */
-  private stalled(connection: Connection): boolean {
+  /** Since when the peer has taken none of the answer's queued bytes, if that is STALLED_WRITE_MS or longer (as the sweeps saw it). */
+  private stalledSince(connection: Connection, now: number): number | undefined {
     const progress = connection.active?.progress;
-    return progress !== undefined && connection.socket.writableLength > 0 && this.now() - progress.at >= STALLED_WRITE_MS;
+    if (progress === undefined || connection.socket.destroyed || connection.socket.writableLength === 0) return undefined;
+    return now - progress.at >= STALLED_WRITE_MS ? progress.at : undefined;
+  }
+
+  /** Of the connections whose peers stalled, the one stalled longest. */
+  private longestStalled(): Connection | undefined {
+    const now = this.now();
+    let longest: { connection: Connection; since: number } | undefined;
+    for (const connection of this.connections.values()) {
+      const since = this.stalledSince(connection, now);
+      if (since !== undefined && (longest === undefined || since < longest.since)) longest = { connection, since };
+    }
+    return longest?.connection;
   }
 
   private dispatch(connection: Connection, handler: http.RequestListener, request: http.IncomingMessage, response: http.ServerResponse): void {

@@ -17,7 +17,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { OwnedMetrics } from '../metrics/registry.js';
+import type { Families } from '../metrics/registry.js';
+import type { CONNECTION_FAMILIES } from './connections.js';
 import { ConnectionTable, type ConnectionLimits, type ListenerName } from './connections.js';
 
 export interface ListenerLimits extends ConnectionLimits {
@@ -36,7 +37,7 @@ export interface ListenerSettings {
 export interface ListenerOptions {
   readonly name: ListenerName;
   readonly limits: ListenerLimits;
-  readonly metrics?: OwnedMetrics<'net/connections'> | undefined;
+  readonly metrics?: Families<typeof CONNECTION_FAMILIES> | undefined;
   /** TLS options: an HTTPS server instead of HTTP. */
   readonly tls?: https.ServerOptions | undefined;
 }
@@ -73,8 +74,8 @@ export function limitsFrom(settings: ListenerSettings, bodyAllowanceMs: number):
 
 /** How often Node checks its request timeouts. */
 const CHECK_INTERVAL_MS = 1000;
-/** How often the table looks at answers being sent: the write timeout, and which peers stopped reading. */
-const SWEEP_INTERVAL_MS = 250;
+/** How often the table looks at answers being sent: the write timeout, and which peers stopped reading (connections.ts). */
+const SWEEP_INTERVAL_MS = 100;
 
 export interface Address {
   readonly host: string;

@@ -5,14 +5,14 @@
  * format the scraper asks for (OpenMetrics or text 0.0.4, gzipped when accepted; see
  * src/exposition/negotiate.ts). If a collector or the render fails, the failure is counted and
  * the answer is 500, never a 200 with stale or partial text, so Prometheus marks the target down
- * (`up == 0`). The whole text is rendered before the first byte is sent, and scrapes that arrive
- * during a render share it (scrape.ts).
+ * (`up == 0`). The whole text is rendered before the first byte is sent; renders are paced and
+ * every scrape waiting for one shares it (scrape.ts).
  */
 import express, { type Express, type Response } from 'express';
 import type { Exposition } from '../exposition/exposition.js';
 import { acceptsGzip, CONTENT_TYPES, negotiateFormat } from '../exposition/negotiate.js';
 import { familiesFor, type Families, type MetricsRegistry } from '../metrics/registry.js';
-import { DEFAULT_MAX_HELD_BYTES, HeldBodies, RenderFailure, SharedRenders, type RenderedBody } from './scrape.js';
+import { DEFAULT_MAX_HELD_BYTES, HeldBodies, RenderFailure, SharedRenders, type RenderedBody, type RenderPacing } from './scrape.js';
 import { counter, type Declarations } from '../metrics/declare.js';
 
 /** The closed value sets of this module's labels. */
@@ -26,6 +26,10 @@ export const WEB_APP_FAMILIES = {
     'Failures while rendering /metrics, by stage ({stage}): a collector that threw (collect) or a render that failed and answered 500 (render).'),
   scrapeAnswersDropped: counter('hermes_sidecar_scrape_answers_dropped_total', {}, 'self',
     'Scrape answers dropped with their connection before the peer had read them, to keep the bytes of unread answers under 32 MiB: those peers had not read an older render than everyone else.'),
+  scrapeRenders: counter('hermes_sidecar_scrape_renders_total', {}, 'self',
+    'Renders of the exposition made for /metrics. Every scrape that waited for a render shares it, so under a crowd of scrapers this grows far slower than the scrapes.'),
+  scrapesPaced: counter('hermes_sidecar_scrapes_paced_total', {}, 'self',
+    'Scrapes that waited for a later render because one had run too recently: renders start at most once per --web.min-render-interval and take at most half the time, however many scrapers come.'),
 } as const satisfies Declarations;
 
 export interface WebAppOptions {
@@ -40,6 +44,8 @@ export interface WebAppOptions {
   readonly onScrapeError: (stage: 'collect' | 'render', error: unknown) => void;
   /** Most bytes of answers sent and not yet read by their peers (DEFAULT_MAX_HELD_BYTES). */
   readonly maxHeldBytes?: number;
+  /** When renders may start (scrape.ts; DEFAULT_MIN_RENDER_INTERVAL_MS apart by default). */
+  readonly pacing?: RenderPacing;
 }
 
 function landingPage(telemetryPath: string, version: string): string {
@@ -100,6 +106,9 @@ export function createWebApp(options: WebAppOptions): Express {
       metrics.scrapeErrors.inc({ stage: 'render' });
       options.onScrapeError('render', error);
     },
+    pacing: options.pacing,
+    rendered: () => metrics.scrapeRenders.inc({}),
+    paced: () => metrics.scrapesPaced.inc({}),
   });
 
   const held = new HeldBodies(options.maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES, (count) => metrics.scrapeAnswersDropped.inc({}, count));

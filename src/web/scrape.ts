@@ -1,14 +1,24 @@
 /**
- * Single-flight scrapes: every scrape that arrives while a render of its format is in progress
- * gets that render's bytes, and every gzipped scrape in that time the same compressed bytes. The
- * bytes are Buffers shared by every response that sends them (a socket holds a reference, never
- * a copy), so a hundred scrapers that arrive together, or never read, cost one render and one
- * exposition's memory rather than a hundred.
+ * Paced, shared scrapes. A scrape waits for the next render of its format and shares it: every
+ * scrape that arrives before a render starts gets that render's bytes, and every gzipped scrape
+ * among them the same compressed bytes. The bytes are Buffers shared by every response that sends
+ * them (a socket holds a reference, never a copy), so a hundred scrapers that wait together, or
+ * never read, cost one render and one exposition's memory rather than a hundred.
+ *
+ * Renders are paced. The event loop accepts one connection per turn (libuv), so scrapers that
+ * connect together arrive one turn apart; were every scrape that arrives after a render finished
+ * to start one, each would cost a whole render, and a crowd of them would hold the loop (and the
+ * connections queued behind them, /-/ready included) for as many renders. Instead a render starts
+ * no sooner than `minIntervalMs` after the previous one started, nor sooner after the previous one
+ * ended than that one took: render work stays under half the loop's time however many scrapers
+ * come, and the turns between renders accept and read the crowd. A scrape never gets a render that
+ * started before it arrived, so its answer is never older than its request.
  *
  * A render collects the scrape-time gauges first; when a collector or the render fails, every
  * scrape that shared it fails (500), and the failure is counted once.
  */
 import type { ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import type { Exposition } from '../exposition/exposition.js';
@@ -17,8 +27,11 @@ import { GZIP_LEVEL } from '../exposition/write.js';
 
 const gzip = promisify(gzipCallback);
 
-/** Parts are turned into Buffers in runs of about this many characters: few conversions, no one giant string. */
-const CHUNK_CHARACTERS = 1024 * 1024;
+/** Parts are written into Buffers of this size: few allocations, no one giant Buffer. */
+const CHUNK_BYTES = 1024 * 1024;
+
+/** Least time between the starts of two renders, by default (`--web.min-render-interval`). */
+export const DEFAULT_MIN_RENDER_INTERVAL_MS = 100;
 
 export interface RenderedBody {
   /** Whose concatenation is the whole answer body. */
@@ -33,81 +46,185 @@ export class RenderFailure extends Error {
   }
 }
 
+export interface RenderPacing {
+  /** Least time from the start of one render to the start of the next (DEFAULT_MIN_RENDER_INTERVAL_MS). */
+  readonly minIntervalMs?: number;
+  /** Monotonic milliseconds. */
+  readonly now?: () => number;
+  /** Resolves after `ms` milliseconds: how a scrape waits for the next render slot (tests hold it). */
+  readonly wait?: (ms: number) => Promise<void>;
+}
+
 export interface SharedRendersOptions {
   readonly exposition: Exposition;
   /** Refreshes the scrape-time gauges; false when any collector failed (it reports its own failures). */
   readonly collect: () => boolean;
   /** Called once per failed render or compression, however many scrapes shared it. */
   readonly renderFailed: (error: unknown) => void;
+  readonly pacing?: RenderPacing;
+  /** Called once per render made. */
+  readonly rendered?: () => void;
+  /** Called once per scrape that waits for a later render slot because a render ran too recently. */
+  readonly paced?: () => void;
 }
 
+/**
+ * The parts written straight into Buffers, each part whole in one of them. No string of the joined
+ * text is ever made: strings that large live in V8's large-object space until a full collection,
+ * and a crowd of scrapes rendering every slot would pile them up.
+ */
 function toChunks(parts: readonly string[]): RenderedBody {
   const chunks: Buffer[] = [];
-  let run: string[] = [];
-  let length = 0;
-  const flush = () => {
-    if (run.length === 0) return;
-    chunks.push(Buffer.from(run.join(''), 'utf8'));
-    run = [];
-    length = 0;
-  };
+  let chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  let used = 0;
   for (const part of parts) {
-    run.push(part);
-    length += part.length;
-    if (length >= CHUNK_CHARACTERS) flush();
+    const bytes = Buffer.byteLength(part, 'utf8');
+    if (used + bytes > chunk.length) {
+      if (used > 0) chunks.push(chunk.subarray(0, used));
+      chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes));
+      used = 0;
+    }
+    used += chunk.write(part, used, 'utf8');
   }
-  flush();
-  return { chunks, bytes: chunks.reduce((total, chunk) => total + chunk.length, 0) };
+  if (used > 0) chunks.push(chunk.subarray(0, used));
+  return { chunks, bytes: chunks.reduce((total, each) => total + each.length, 0) };
 }
 
+interface Pending<T> {
+  readonly promise: Promise<T>;
+  readonly resolve: (value: T) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+function pending<T>(): Pending<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((resolveWith, rejectWith) => {
+    resolve = resolveWith;
+    reject = rejectWith;
+  });
+  // Its waiters see a failure; a batch that no one of one kind waits for must not crash the process.
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
+/** The scrapes of one format that wait for the same render. */
+interface Batch {
+  readonly format: Format;
+  readonly plain: Pending<RenderedBody>;
+  /** Made when the first gzipped scrape joins: compressed once from the plain render. */
+  compressed: Pending<RenderedBody> | undefined;
+}
+
+/** idle: no render due; soon: one starts at the end of this turn; waiting: one starts at the next slot; rendering: one is being made. */
+type SlotState = 'idle' | 'soon' | 'waiting' | 'rendering';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 export class SharedRenders {
-  private readonly plain = new Map<Format, Promise<RenderedBody>>();
-  private readonly compressed = new Map<Format, Promise<RenderedBody>>();
-  /** Renders actually made (not joined), for tests and benchmarks. */
+  /** Batches not yet started, by format: a scrape joins one of these, never a render in progress. */
+  private readonly waiting = new Map<Format, Batch>();
+  private state: SlotState = 'idle';
+  /** When the next render may start (monotonic ms). */
+  private nextSlotAt = Number.NEGATIVE_INFINITY;
+  private readonly minIntervalMs: number;
+  private readonly now: () => number;
+  private readonly wait: (ms: number) => Promise<void>;
+  /** Renders actually made, for tests and benchmarks. */
   renders = 0;
 
-  constructor(private readonly options: SharedRendersOptions) {}
+  constructor(private readonly options: SharedRendersOptions) {
+    this.minIntervalMs = options.pacing?.minIntervalMs ?? DEFAULT_MIN_RENDER_INTERVAL_MS;
+    this.now = options.pacing?.now ?? (() => performance.now());
+    this.wait = options.pacing?.wait ?? sleep;
+  }
 
-  /** The body of a scrape in `format`, gzipped when asked: a render in progress is joined, else one starts. */
+  /** The body of a scrape in `format`, gzipped when asked, from the next render to start. */
   body(format: Format, gzipped: boolean): Promise<RenderedBody> {
-    return gzipped ? this.joined(this.compressed, format, () => this.compress(format)) : this.joined(this.plain, format, () => this.render(format));
+    let batch = this.waiting.get(format);
+    if (batch === undefined) {
+      batch = { format, plain: pending(), compressed: undefined };
+      this.waiting.set(format, batch);
+    }
+    const answer = gzipped ? (batch.compressed ??= pending()) : batch.plain;
+    this.schedule();
+    if (this.state === 'waiting' || this.state === 'rendering') this.options.paced?.();
+    return answer.promise;
   }
 
-  private joined(inProgress: Map<Format, Promise<RenderedBody>>, format: Format, start: () => Promise<RenderedBody>): Promise<RenderedBody> {
-    const running = inProgress.get(format);
-    if (running !== undefined) return running;
-    const next = start().finally(() => inProgress.delete(format));
-    inProgress.set(format, next);
-    return next;
+  /**
+   * Starts the next render at its slot. With the slot open it starts at the end of this turn: a
+   * render of a small registry finishes within one turn of the event loop, before the next request
+   * is read, and waiting for the turn to end lets every scrape already read join it.
+   */
+  private schedule(): void {
+    if (this.state !== 'idle' || this.waiting.size === 0) return;
+    const delay = this.nextSlotAt - this.now();
+    if (delay > 0) {
+      this.state = 'waiting';
+      void this.wait(delay).then(() => this.renderSlot());
+    } else {
+      this.state = 'soon';
+      setImmediate(() => void this.renderSlot());
+    }
   }
 
-  private async render(format: Format): Promise<RenderedBody> {
+  /** Renders every format that has scrapes waiting, then sets the next slot and schedules it if scrapes arrived meanwhile. */
+  private async renderSlot(): Promise<void> {
+    this.state = 'rendering';
+    const batches = [...this.waiting.values()];
+    this.waiting.clear();
+    const started = this.now();
+    const outcomes: (() => void)[] = [];
+    try {
+      const collected = this.options.collect();
+      for (const batch of batches) outcomes.push(await this.renderBatch(batch, collected));
+    } catch (error) {
+      // Not expected (render and collect failures are caught below); the scrapes must not wait forever.
+      this.options.renderFailed(error);
+      outcomes.push(...batches.map((batch) => () => this.fail(batch, new RenderFailure('render'))));
+    }
+    // Measured before any scrape gets its answer: the slot's own work, not what its scrapes do next.
+    const ended = this.now();
+    this.nextSlotAt = Math.max(started + this.minIntervalMs, ended + (ended - started));
+    this.state = 'idle';
+    for (const settle of outcomes) settle();
+    this.schedule();
+  }
+
+  /** Renders one batch; returns what hands the outcome to its scrapes. */
+  private async renderBatch(batch: Batch, collected: boolean): Promise<() => void> {
+    if (!collected) return () => this.fail(batch, new RenderFailure('collect'));
     this.renders += 1;
-    // A render of a small registry finishes within one turn of the event loop, before the next
-    // request is read: waiting for the turn to end lets every scrape already read join this one.
-    await new Promise((resolve) => setImmediate(resolve));
-    if (!this.options.collect()) throw new RenderFailure('collect');
+    this.options.rendered?.();
     let parts: string[];
     try {
-      parts = await this.options.exposition.render(format);
+      parts = await this.options.exposition.render(batch.format);
     } catch (error) {
       this.options.renderFailed(error);
-      throw new RenderFailure('render');
+      return () => this.fail(batch, new RenderFailure('render'));
     }
-    return toChunks(parts);
+    const body = toChunks(parts);
+    return () => {
+      batch.plain.resolve(body);
+      if (batch.compressed !== undefined) void this.compress(body, batch.compressed);
+    };
+  }
+
+  private fail(batch: Batch, failure: RenderFailure): void {
+    batch.plain.reject(failure);
+    batch.compressed?.reject(failure);
   }
 
   /** Compressed in libuv's thread pool, off the event loop, at the fastest level (see GZIP_LEVEL). */
-  private async compress(format: Format): Promise<RenderedBody> {
-    const plain = await this.joined(this.plain, format, () => this.render(format));
-    let body: Buffer;
+  private async compress(plain: RenderedBody, into: Pending<RenderedBody>): Promise<void> {
     try {
-      body = await gzip(Buffer.concat(plain.chunks, plain.bytes), { level: GZIP_LEVEL });
+      const body = await gzip(Buffer.concat(plain.chunks, plain.bytes), { level: GZIP_LEVEL });
+      into.resolve({ chunks: [body], bytes: body.length });
     } catch (error) {
       this.options.renderFailed(error);
-      throw new RenderFailure('render');
+      into.reject(new RenderFailure('render'));
     }
-    return { chunks: [body], bytes: body.length };
   }
 }
 

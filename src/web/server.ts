@@ -15,7 +15,7 @@ import type http from 'node:http';
 import type https from 'node:https';
 import type { Express } from 'express';
 import type { Families } from '../metrics/registry.js';
-import type { CONNECTION_FAMILIES } from '../metrics/connectionFamilies.js';
+import type { CONNECTION_FAMILIES } from '../net/connections.js';
 import { closeNow, createListener, DEFAULT_LIMITS, type ListenerLimits } from '../net/listener.js';
 import { ChangePoller, loadTracked, serialized } from './configWatch.js';
 import { CredentialChecker, type PasswordCompare } from './credentials.js';

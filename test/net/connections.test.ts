@@ -11,7 +11,7 @@ import { DEFAULT_BUCKETS } from '../../src/metrics/declare.js';
 import { createExposition, renderText } from '../../src/exposition/exposition.js';
 import { createMetricsRegistry } from '../../src/catalogue.js';
 import { familiesFor } from '../../src/metrics/registry.js';
-import { CONNECTION_FAMILIES } from '../../src/metrics/connectionFamilies.js';
+import { CONNECTION_FAMILIES } from '../../src/net/connections.js';
 import { closeNow, createListener, DEFAULT_LIMITS, listenOn, type ListenerLimits } from '../../src/net/listener.js';
 import { parseSamples, series } from '../support/exposition.js';
 
@@ -32,6 +32,7 @@ interface Harness {
   closed(reason: string): Promise<number>;
   open(): Promise<number>;
   limit(): Promise<number>;
+  stalled(): Promise<number>;
 }
 
 /**
@@ -61,6 +62,7 @@ async function start(limits: Partial<ListenerLimits>, bigBytes = 32 * 1024 * 102
     closed: async (reason) => (await samples()).get(series('hermes_sidecar_connections_closed_total', { listener: 'web', reason })) ?? Number.NaN,
     open: async () => (await samples()).get(series('hermes_sidecar_connections_open', { listener: 'web' })) ?? Number.NaN,
     limit: async () => (await samples()).get(series('hermes_sidecar_connections_limit', { listener: 'web' })) ?? Number.NaN,
+    stalled: async () => (await samples()).get(series('hermes_sidecar_connections_stalled', { listener: 'web' })) ?? Number.NaN,
   };
 }
 
@@ -194,16 +196,29 @@ describe('connection cap', () => {
     expect(await Promise.all(busy.map((peer) => peer.closedByServer(100)))).toEqual([false, false]);
   });
 
-  it('at the cap, evicts a connection whose peer has taken none of its answer for half a second', async () => {
+  it('at the cap, evicts a connection whose peer has taken none of its answer for 200 ms', async () => {
     const harness = await start({ maxConnections: 2 });
     const busy = await raw(harness.port, request('/hold'));
     const stalled = await raw(harness.port, request('/big'));
     await waitFor(() => expect(harness.handled).toEqual(['/hold', '/big']));
-    // The sweeps (every 250 ms) see the answer stop moving, then it counts as stalled.
+    // The sweeps (every 100 ms) see the answer stop moving, then it counts as stalled.
     await waitFor(async () => expect(await get(harness.port)).toEqual({ status: 200, body: 'ok\n' }));
     expect(await harness.closed('evicted')).toBe(1);
     expect(await stalled.closedByServer()).toBe(true);
     expect(await busy.closedByServer(100)).toBe(false);
+  });
+
+  it('at the cap, evicts a connection whose peer stopped reading its answer before an idle keep-alive', async () => {
+    const harness = await start({ maxConnections: 2 });
+    const idle = await raw(harness.port, request('/'));
+    await waitFor(() => expect(harness.handled).toEqual(['/']));
+    const stalled = await raw(harness.port, request('/big'));
+    await waitFor(async () => expect(await harness.stalled()).toBe(1));
+    expect(await get(harness.port)).toEqual({ status: 200, body: 'ok\n' });
+    expect(await harness.closed('evicted')).toBe(1);
+    expect(await stalled.closedByServer()).toBe(true);
+    expect(await idle.closedByServer(100)).toBe(false);
+    expect(await harness.stalled()).toBe(0);
   });
 
   it('does not let connections accepted together evict each other before a head could be read', async () => {
