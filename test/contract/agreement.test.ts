@@ -12,24 +12,9 @@ import { BoundCheck } from '../../src/contract/bounds.js';
 import { MAPPED_EVENTS } from '../../src/contract/hooks.js';
 import { METRIC_NAMES } from '../../src/catalogue.js';
 import { VALUES } from '../../src/contract/vocabulary.js';
+import { readContractTable } from '../support/contractTable.js';
 
-interface HookEntry {
-  readonly metrics?: readonly string[];
-  readonly fields: Readonly<Record<string, unknown>>;
-  readonly added?: Readonly<Record<string, unknown>>;
-}
-
-interface ContractTable {
-  readonly usage_keys: readonly string[];
-  readonly usage_flags: Readonly<Record<string, readonly string[]>>;
-  readonly hooks: Readonly<Record<string, HookEntry>>;
-  readonly observer: Readonly<Record<string, HookEntry>>;
-  readonly heartbeat: { readonly event: string; readonly fields: Readonly<Record<string, unknown>> };
-}
-
-const table = JSON.parse(
-  readFileSync(new URL('../../plugin/hermes_prometheus_bridge/contract.json', import.meta.url), 'utf8'),
-) as ContractTable;
+const table = readContractTable();
 
 type Probe = 'absent' | 'present' | 'object';
 

@@ -3,29 +3,16 @@
  * the contract's own declarations (plugin/hermes_prometheus_bridge/contract.json, the table the
  * plugin's allow-lists are derived from), so a field added there without a bound fails here.
  */
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BOUNDS, BoundCheck, DEFAULT_STRING_LIMITS, fitsBytes } from '../../src/contract/bounds.js';
 import { readEventData, type EventData } from '../../src/contract/events.js';
 import { VALUES } from '../../src/contract/vocabulary.js';
+import { readContractTable } from '../support/contractTable.js';
 
 interface FieldDeclaration {
   readonly type?: string;
 }
-interface HookEntry {
-  readonly fields: Readonly<Record<string, FieldDeclaration>>;
-  readonly added?: Readonly<Record<string, FieldDeclaration>>;
-}
-interface ContractTable {
-  readonly usage_keys: readonly string[];
-  readonly hooks: Readonly<Record<string, HookEntry>>;
-  readonly observer: Readonly<Record<string, HookEntry>>;
-  readonly heartbeat: { readonly event: string; readonly fields: Readonly<Record<string, FieldDeclaration>> };
-}
-
-const table = JSON.parse(
-  readFileSync(new URL('../../plugin/hermes_prometheus_bridge/contract.json', import.meta.url), 'utf8'),
-) as ContractTable;
+const table = readContractTable<FieldDeclaration>();
 
 /** Every hook the contract declares with its fields (flat and observer registrations, and the plugin's added fields). */
 function declaredHooks(): [string, Record<string, FieldDeclaration>][] {
