@@ -103,14 +103,16 @@ export class Dispatcher {
     switch (data.type) {
       case 'api_attempt_started':
         return api.started(data.call);
-      case 'api_attempt_succeeded':
+      case 'api_attempt_succeeded': {
         if (data.call.kind === 'main') turns.countApiAttempt(data.call.turnId);
-        return api.succeeded(data, event.observedAt);
+        const cost = api.succeeded(data, event.observedAt);
+        return sessions.callSucceeded(turns.sessionOf(data.call.turnId), cost, data.usage);
+      }
       case 'api_attempt_failed':
         if (data.call.kind === 'main') turns.countApiAttempt(data.call.turnId);
         return api.failed(data, event.observedAt);
       case 'turn_started':
-        sessions.touch(data.sessionId);
+        sessions.turnStarted(data.sessionId);
         return turns.started(data, event.observedAt);
       case 'turn_finished':
         sessions.touch(data.sessionId);
@@ -127,9 +129,9 @@ export class Dispatcher {
       case 'approval_responded':
         return approvals.responded(data, event.observedAt);
       case 'session_started':
-        return sessions.started(data);
+        return sessions.started(data, event.observedAt);
       case 'session_finalized':
-        return sessions.finalized(data);
+        return sessions.finalized(data, event.observedAt);
       case 'session_reset':
         return sessions.reset(data);
       case 'session_event':
@@ -137,6 +139,7 @@ export class Dispatcher {
       case 'subagent_started':
         return subagents.started(data);
       case 'subagent_stopped':
+        sessions.subagentStopped(data.childSessionId);
         return subagents.stopped(data);
       case 'agent_run_finished':
         return runs.runFinished(data);

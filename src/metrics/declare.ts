@@ -31,6 +31,28 @@ export const DEFAULT_BUCKETS = {
   genai_tokens: [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864],
   /** A share of a whole (0–1), finer near full, where a context window starts to compress or fail. */
   ratio: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1],
+  /**
+   * USD per session: from a fraction of a cent (one short turn on a cheap model) to tens of
+   * dollars (hours of agentic work on a frontier model), in 1–2.5–5 steps so a quantile read
+   * between two bounds is off by at most 2.5×.
+   */
+  session_usd: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100],
+  /**
+   * Tokens per session, powers of 4 from 1024: a single turn already sends a system prompt of a
+   * few thousand tokens, and a long session re-sends its context on every call (hundreds of
+   * millions in total).
+   */
+  session_tokens: [1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864, 268435456],
+  /**
+   * Session length, first turn to finalization: a one-shot CLI run takes seconds, a gateway
+   * conversation can stay open for days (up to the 7-day bound of any duration).
+   */
+  session_seconds: [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 28800, 86400, 259200, 604800],
+  /**
+   * Output tokens per second of a streamed call: hosted models decode at 20–200 tokens/s, so the
+   * bounds are finest there (the p50 on-call reads); specialised hardware reaches thousands.
+   */
+  tokens_per_second: [2.5, 5, 10, 15, 20, 25, 30, 40, 50, 60, 75, 100, 125, 150, 200, 300, 500, 1000, 2000],
 } as const satisfies Record<string, readonly number[]>;
 
 export type BucketSetName = keyof typeof DEFAULT_BUCKETS;

@@ -36,6 +36,7 @@ export const FED_BY = {
   costUsd: { feed: 'hermes', by: '`post_api_request`: `cost_usd`/`cost_status` (the plugin\'s sender thread, Hermes\' `agent.usage_pricing.estimate_usage_cost`), else `usage` × the config file\'s `prices:`' },
   costUnpriced: { feed: 'hermes', by: '`post_api_request` without `cost_usd` and without a `prices:` entry, or without `usage`' },
   apiContextUtilization: { feed: 'partial', by: '`post_api_request`: prompt tokens of `usage` / `context_length`, which only Hermes after 0.21.3 passes (agent/turn_response_intake.py on main)' },
+  apiOutputTokensPerSecond: { feed: 'hermes', by: '`post_api_request`: `usage.output_tokens` / (`api_duration` − (`first_chunk_at` − `started_at`)); streamed calls only' },
   apiRequestsInFlight: { feed: 'hermes', by: '`pre_api_request` → `post_api_request` / `api_request_error` by `api_request_id`' },
   genAiOperationDuration: { feed: 'hermes', by: '`api_duration` (s) of `post_api_request` / `api_request_error` (`reason` as `error_type`); with `--metrics.semconv`' },
   genAiTokenUsage: { feed: 'hermes', by: '`post_api_request` `usage`: `prompt_tokens` (else input + cache read + cache write) as input, `output_tokens` as output; with `--metrics.semconv`' },
@@ -61,6 +62,10 @@ export const FED_BY = {
   sessionResets: { feed: 'hermes', by: '`on_session_reset` `platform`' },
   sessionsActive: { feed: 'hermes', by: '`on_session_start` → `on_session_finalize` by `session_id`, expiring after the session TTL' },
   sessionEvents: { feed: 'envelope', by: 'envelope `session_event` `event`' },
+  sessionCost: { feed: 'hermes', by: '`on_session_start` → `on_session_finalize` by `session_id`: the cost of its successful calls (as `hermes_cost_usd_total`), each found through its `turn_id` and the `session_id` of that turn\'s `pre_llm_call`' },
+  sessionTokens: { feed: 'hermes', by: '`on_session_start` → `on_session_finalize` by `session_id`: `usage` of its successful calls, each found through its `turn_id` and the `session_id` of that turn\'s `pre_llm_call`' },
+  sessionTurns: { feed: 'hermes', by: '`pre_llm_call` `session_id` between `on_session_start` and `on_session_finalize`' },
+  sessionDuration: { feed: 'hermes', by: '`on_session_start` → `on_session_finalize` by `session_id` (observed times)' },
 
   subagentsStarted: { feed: 'hermes', by: '`subagent_start` `child_role`' },
   subagentsFinished: { feed: 'hermes', by: '`subagent_stop`: `child_role`, `child_status`' },
@@ -87,6 +92,8 @@ export const FED_BY = {
   heartbeatsStale: { feed: 'plugin', by: 'heartbeat `boot`, `acked_seq` and `dropped` totals' },
   heartbeatKeysFolded: { feed: 'plugin', by: 'heartbeat `dropped` keys with an unknown hook or reason' },
   orphanedSpans: { feed: 'sidecar', by: 'span tables (TTL and size bound)' },
+  sessionsUnobserved: { feed: 'sidecar', by: 'the session table (TTL and size bound), `subagent_stop` `child_session_id`, `on_session_finalize` without a seen start, unpriced calls' },
+  outputSpeedUnmeasured: { feed: 'sidecar', by: '`post_api_request` with `first_chunk_at` but no positive time after it, or no `usage.output_tokens`' },
 
   eventsReceived: { feed: 'sidecar', by: 'ingest' },
   eventsRejected: { feed: 'sidecar', by: 'ingest' },

@@ -4,7 +4,7 @@ import { exemplarOf } from '../../metrics/exemplars.js';
 import { UNKNOWN } from '../../metrics/labels.js';
 import type { CounterHandle, Exemplar, Families, HistogramHandle } from '../../metrics/registry.js';
 import { compositeKey, GaugeTally, spanTable, type Collectable, type RecorderContext } from './context.js';
-import { PRICING_VALUES, costOf } from './pricing.js';
+import { PRICING_VALUES, costOf, type CallCost } from './pricing.js';
 import { VALUES, type ValueOf } from '../../contract/vocabulary.js';
 import { OPEN, counter, gauge, histogram, type Declarations } from '../../metrics/declare.js';
 
@@ -14,6 +14,12 @@ export const API_VALUES = {
   gen_ai_operation: ['chat'],
   /** OpenTelemetry's gen_ai.token.type. */
   gen_ai_token_type: ['input', 'output'],
+  /**
+   * Why a streamed successful call has no output speed: no_interval when the time from its first
+   * chunk to its end is zero, negative or unknown (no api_duration), or too short to divide by;
+   * no_output_tokens when its usage has no output count.
+   */
+  output_speed_unmeasured_reason: ['no_interval', 'no_output_tokens'],
 } as const satisfies Record<string, readonly string[]>;
 
 const API_LABELS = { kind: VALUES.api_kind, provider: OPEN, model: OPEN } as const;
@@ -44,6 +50,10 @@ export const API_FAMILIES = {
     'Successful provider API calls that could not be priced, never guessed ({reason}): no_usage when the call reported no usage, no_price when neither Hermes nor the price table knows the route or a token type has no price.'),
   apiContextUtilization: histogram('hermes_api_context_utilization_ratio', API_LABELS, 'ratio', 'agent',
     'How full the context window was per successful provider call: prompt tokens (input + cache_read + cache_write) / the context engine\'s window; above 1 counts in +Inf.'),
+  apiOutputTokensPerSecond: histogram('hermes_api_output_tokens_per_second', API_LABELS, 'tokens_per_second', 'agent',
+    'Output speed of streamed successful provider calls: output tokens over the time from the first chunk to the end of the call (api_duration − time to first chunk).'),
+  outputSpeedUnmeasured: counter('hermes_sidecar_output_speed_unmeasured_total', { reason: API_VALUES.output_speed_unmeasured_reason }, 'delivery',
+    'Streamed successful provider calls left out of hermes_api_output_tokens_per_second, by why ({reason}).'),
   apiRequestsInFlight: gauge('hermes_api_requests_in_flight', { kind: VALUES.api_kind, provider: OPEN }, 'agent',
     'Provider API attempts started and not yet finished (counted at scrape time from the open spans).'),
 
@@ -93,7 +103,7 @@ function callExemplar(call: ApiCall, seconds: number, observedAt: number): Exemp
 }
 
 /** The whole prompt (OpenTelemetry's input tokens): the reported total, else the sum of its parts. */
-function promptTokens(usage: Usage): number | undefined {
+export function promptTokens(usage: Usage): number | undefined {
   if (usage.prompt !== undefined) return usage.prompt;
   if (usage.input === undefined && usage.cacheRead === undefined && usage.cacheWrite === undefined) return undefined;
   return (usage.input ?? 0) + (usage.cacheRead ?? 0) + (usage.cacheWrite ?? 0);
@@ -142,6 +152,7 @@ class HandleMap<K extends string, H> {
 class CallSeries {
   private prompt: HistogramHandle | undefined;
   private contextUtilization: HistogramHandle | undefined;
+  private outputSpeed: HistogramHandle | undefined;
   private readonly firstChunks = new HandleMap((outcome: 'success' | 'error') => this.metrics.apiTimeToFirstChunk.handle({ ...this.labels, outcome }));
   private readonly requestCounters = new HandleMap((outcome: 'success' | 'error') => this.metrics.apiRequests.handle({ ...this.labels, outcome }));
   private readonly durations = new HandleMap((outcome: 'success' | 'error') => this.metrics.apiRequestDuration.handle({ ...this.labels, outcome }));
@@ -185,6 +196,10 @@ class CallSeries {
 
   contextUse(): HistogramHandle {
     return (this.contextUtilization ??= this.metrics.apiContextUtilization.handle(this.labels));
+  }
+
+  outputTokensPerSecond(): HistogramHandle {
+    return (this.outputSpeed ??= this.metrics.apiOutputTokensPerSecond.handle(this.labels));
   }
 
   promptTokens(): HistogramHandle {
@@ -249,7 +264,8 @@ export class ApiRecorder implements Collectable {
     this.inFlightTally.report(this.metrics.apiRequestsInFlight);
   }
 
-  succeeded(event: Succeeded, observedAt: number): void {
+  /** Records a successful attempt; returns its cost, which its session adds up (sessions.ts). */
+  succeeded(event: Succeeded, observedAt: number): CallCost {
     const call = this.finish(event.call);
     call.requests('success').inc();
     const seconds = event.durationSeconds;
@@ -262,7 +278,8 @@ export class ApiRecorder implements Collectable {
     call.finishReason(this.context.labels.value('finish_reason', event.finishReason)).inc();
     if (event.usage !== undefined) this.recordUsage(call, event.usage);
     this.recordContextUse(call, event);
-    this.recordCost(call, event);
+    this.recordOutputSpeed(call, event);
+    return this.recordCost(call, event);
   }
 
   failed(event: Failed, observedAt: number): void {
@@ -317,10 +334,34 @@ export class ApiRecorder implements Collectable {
     call.contextUse().observe(prompt / window);
   }
 
-  private recordCost(call: CallSeries, event: Succeeded): void {
+  /**
+   * Output tokens over the streaming time of a streamed call (one with a first chunk). Hermes
+   * reports ended_at as started_at + api_duration, so the time from the first chunk to the end is
+   * api_duration − (first_chunk_at − started_at); a call whose interval is not positive, or so
+   * short that the quotient is not finite, is counted instead of observed.
+   */
+  private recordOutputSpeed(call: CallSeries, event: Succeeded): void {
+    const firstChunk = event.timeToFirstChunkSeconds;
+    if (firstChunk === undefined) return;
+    const output = event.usage?.output;
+    if (output === undefined) {
+      this.metrics.outputSpeedUnmeasured.inc({ reason: 'no_output_tokens' });
+      return;
+    }
+    const streaming = event.durationSeconds === undefined ? undefined : event.durationSeconds - firstChunk;
+    const speed = streaming === undefined || !(streaming > 0) ? undefined : output / streaming;
+    if (speed === undefined || !Number.isFinite(speed)) {
+      this.metrics.outputSpeedUnmeasured.inc({ reason: 'no_interval' });
+      return;
+    }
+    call.outputTokensPerSecond().observe(speed);
+  }
+
+  private recordCost(call: CallSeries, event: Succeeded): CallCost {
     const cost = costOf(event.call, event.usage, event.cost, this.context.prices);
     if (cost.priced) call.cost(cost.pricing).inc(cost.usd);
     else call.unpriced(cost.reason).inc();
+    return cost;
   }
 
   private recordUsage(call: CallSeries, usage: Usage): void {

@@ -2,14 +2,41 @@
  * Sessions: on_session_start / on_session_finalize / on_session_reset, and the envelope
  * session_event. Sessions are not spans: an idle one simply expires after the session TTL
  * (a full table evicts the least recently active and counts it).
+ *
+ * Each open session adds up what it spent as its events arrive: its turns (pre_llm_call naming
+ * it), and the cost and tokens of its successful provider calls (found through their turn_id,
+ * as the API hooks carry no session_id). on_session_finalize observes the totals, so the
+ * histograms show what a session costs without a series per session. A session that leaves
+ * without its finalization is counted, never observed: its totals stop short of its end.
+ *
+ * A subagent runs as a session of its own (its child_session_id), whose calls name its own
+ * turns, so the parent's totals never include them. Hermes never finalizes a subagent's session:
+ * it ends with subagent_stop, uncounted in the histograms (the plugin does not forward
+ * parent_session_id, so it cannot be added to its parent).
  */
-import type { EventData } from '../../contract/events.js';
-import { SpanTable } from '../spans.js';
+import type { EventData, Usage } from '../../contract/events.js';
+import { SpanTable, type OrphanCause } from '../spans.js';
 import { closedLabel } from '../../metrics/labels.js';
+import { exemplarOf } from '../../metrics/exemplars.js';
 import type { Families } from '../../metrics/registry.js';
+import { durationBetween } from '../../contract/bounds.js';
 import { GaugeTally, type Collectable, type RecorderContext } from './context.js';
+import { promptTokens } from './api.js';
+import type { CallCost } from './pricing.js';
 import { VALUES } from '../../contract/vocabulary.js';
-import { OPEN, counter, gauge, type Declarations } from '../../metrics/declare.js';
+import { OPEN, counter, gauge, histogram, type Declarations } from '../../metrics/declare.js';
+
+/** The closed value sets of this module's labels. */
+export const SESSION_VALUES = {
+  /**
+   * Why a session is not in the per-session histograms: expired (idle past the session TTL) or
+   * evicted (from the full session table) before its finalization; a subagent's session (ended
+   * by subagent_stop); unstarted, a finalization of a session whose start the sidecar never saw
+   * (a restart in between), whose totals would be partial; unpriced, a finalized session left
+   * out of the cost histogram only, as one of its calls could not be priced.
+   */
+  session_unobserved_reason: ['expired', 'evicted', 'subagent', 'unstarted', 'unpriced'],
+} as const satisfies Record<string, readonly string[]>;
 
 /** The families this module writes (and all it is handed). */
 export const SESSION_FAMILIES = {
@@ -20,18 +47,48 @@ export const SESSION_FAMILIES = {
   sessionResets: counter('hermes_session_resets_total', { platform: OPEN }, 'agent',
     'Session resets (on_session_reset).'),
   sessionsActive: gauge('hermes_sessions_active', { platform: OPEN }, 'agent',
-    'Sessions started and not yet finalized (idle sessions expire after the session TTL; counted at scrape time).'),
+    'Sessions started and not yet finalized (idle sessions expire after the session TTL, a subagent\'s session ends with its subagent_stop; counted at scrape time).'),
   sessionEvents: counter('hermes_session_events_total', { event: VALUES.session_event }, 'agent',
     'Envelope session_event lifecycle events ({event}).'),
+  sessionCost: histogram('hermes_session_cost_usd', { platform: OPEN }, 'session_usd', 'agent',
+    'Cost in USD per finalized session: its successful provider calls, priced as in hermes_cost_usd_total; a session with an unpriced call is left out (hermes_sidecar_sessions_unobserved_total{reason="unpriced"}).'),
+  sessionTokens: histogram('hermes_session_tokens', { platform: OPEN }, 'session_tokens', 'agent',
+    'Tokens per finalized session: prompt (input + cache_read + cache_write) and output tokens its successful provider calls reported.'),
+  sessionTurns: histogram('hermes_session_turns', { platform: OPEN }, 'count', 'agent',
+    'User turns (pre_llm_call) per finalized session.'),
+  sessionDuration: histogram('hermes_session_duration_seconds', { platform: OPEN }, 'session_seconds', 'agent',
+    'Session duration from on_session_start to on_session_finalize (observed times).'),
+  sessionsUnobserved: counter('hermes_sidecar_sessions_unobserved_total', { reason: SESSION_VALUES.session_unobserved_reason }, 'delivery',
+    'Sessions left out of the per-session histograms, by why ({reason}): unpriced ones only out of hermes_session_cost_usd.'),
 } as const satisfies Declarations;
 
 type Lifecycle = Extract<EventData, { type: 'session_started' | 'session_finalized' | 'session_reset' }>;
 
+type SessionLabels = { readonly platform: string };
+
+/** An open session: its labels, when it started, and what it has spent so far. */
+interface SessionState {
+  readonly labels: SessionLabels;
+  /** Observed time of on_session_start. */
+  readonly startedAt: number;
+  turns: number;
+  tokens: number;
+  usd: number;
+  /** A successful call of the session could not be priced: its cost is unknown. */
+  unpriced: boolean;
+}
+
+/**
+ * Bytes charged to a session besides the table's entry overhead: its running totals (four
+ * numbers, a flag and the labels object), which the overhead measured without them does not cover.
+ */
+const SESSION_TOTALS_BYTES = 64;
+
 const SESSION_EVENTS = new Set(VALUES.session_event);
 
 export class SessionRecorder implements Collectable {
-  private readonly active: SpanTable<{ platform: string }>;
-  private readonly activeTally = new GaugeTally<{ platform: string }>((labels) => labels.platform);
+  private readonly active: SpanTable<SessionState>;
+  private readonly activeTally = new GaugeTally<SessionLabels>((labels) => labels.platform);
 
   constructor(
     private readonly context: RecorderContext,
@@ -42,20 +99,27 @@ export class SessionRecorder implements Collectable {
       ttlSeconds: context.sessionTtlSeconds,
       maxEntries: context.spans.maxEntries,
       maxBytes: context.sessionMaxBytes,
-      onRemove: (labels) => this.activeTally.closed(labels),
-      onOrphan: (_labels, cause) => {
-        if (cause === 'evicted') context.evicted('sessions');
-      },
+      onRemove: (state) => this.activeTally.closed(state.labels),
+      onOrphan: (_state, cause) => this.orphaned(cause),
     });
     context.track(this.active);
   }
 
-  started(event: Lifecycle): void {
+  /**
+   * Hermes fires on_session_start again for an open session when it rebuilds the session's
+   * system prompt (agent/conversation_loop.py): the session goes on, with what it spent so far.
+   */
+  started(event: Lifecycle, observedAt: number): void {
     const labels = { platform: this.context.labels.value('platform', event.platform) };
     this.metrics.sessionsStarted.inc(labels);
     if (event.sessionId === undefined) return;
+    if (this.active.get(event.sessionId) !== undefined) {
+      this.active.touch(event.sessionId);
+      return;
+    }
     this.activeTally.opened(labels);
-    this.active.open(event.sessionId, labels);
+    const state: SessionState = { labels, startedAt: observedAt, turns: 0, tokens: 0, usd: 0, unpriced: false };
+    this.active.open(event.sessionId, state, SESSION_TOTALS_BYTES);
   }
 
   /** Sessions active, counted as sessions start, end and expire. */
@@ -63,9 +127,15 @@ export class SessionRecorder implements Collectable {
     this.activeTally.report(this.metrics.sessionsActive);
   }
 
-  finalized(event: Lifecycle): void {
-    this.metrics.sessionsFinalized.inc({ platform: this.context.labels.value('platform', event.platform) });
-    if (event.sessionId !== undefined) this.active.close(event.sessionId);
+  finalized(event: Lifecycle, observedAt: number): void {
+    const platform = this.context.labels.value('platform', event.platform);
+    this.metrics.sessionsFinalized.inc({ platform });
+    const state = event.sessionId === undefined ? undefined : this.active.close(event.sessionId);
+    if (state === undefined) {
+      this.metrics.sessionsUnobserved.inc({ reason: 'unstarted' });
+      return;
+    }
+    this.observe(event.platform === undefined ? state.labels.platform : platform, state, event.sessionId, observedAt);
   }
 
   reset(event: Lifecycle): void {
@@ -77,7 +147,49 @@ export class SessionRecorder implements Collectable {
     if (sessionId !== undefined) this.active.touch(sessionId);
   }
 
+  /** A turn of the session started (pre_llm_call): activity, and one more turn. */
+  turnStarted(sessionId: string | undefined): void {
+    if (sessionId === undefined) return;
+    const state = this.active.get(sessionId);
+    if (state === undefined) return;
+    state.turns += 1;
+    this.active.touch(sessionId);
+  }
+
+  /** A successful provider call of the session (found through its turn): its cost and tokens. */
+  callSucceeded(sessionId: string | undefined, cost: CallCost, usage: Usage | undefined): void {
+    const state = sessionId === undefined ? undefined : this.active.get(sessionId);
+    if (state === undefined) return;
+    if (cost.priced) state.usd += cost.usd;
+    else state.unpriced = true;
+    if (usage !== undefined) state.tokens += (promptTokens(usage) ?? 0) + (usage.output ?? 0);
+  }
+
+  /** A subagent stopped: its session ends with it, and Hermes never finalizes it. */
+  subagentStopped(childSessionId: string | undefined): void {
+    if (childSessionId === undefined) return;
+    if (this.active.close(childSessionId) !== undefined) this.metrics.sessionsUnobserved.inc({ reason: 'subagent' });
+  }
+
   lifecycleEvent(event: string | undefined): void {
     this.metrics.sessionEvents.inc({ event: closedLabel(SESSION_EVENTS, event) });
+  }
+
+  private observe(platform: string, state: SessionState, sessionId: string | undefined, observedAt: number): void {
+    const labels = { platform };
+    this.metrics.sessionTurns.observe(labels, state.turns);
+    this.metrics.sessionTokens.observe(labels, state.tokens);
+    if (state.unpriced) this.metrics.sessionsUnobserved.inc({ reason: 'unpriced' });
+    else this.metrics.sessionCost.observe(labels, state.usd, exemplarOf([['session_id', sessionId]], state.usd, observedAt));
+    const seconds = durationBetween(state.startedAt, observedAt);
+    if (seconds === undefined) this.context.valueRejected('duration');
+    else this.metrics.sessionDuration.observe(labels, seconds, exemplarOf([['session_id', sessionId]], seconds, observedAt));
+  }
+
+  /** A session that left without its finalization: counted, as its totals stop short of its end. */
+  private orphaned(cause: OrphanCause): void {
+    if (cause === 'evicted') this.context.evicted('sessions');
+    // `replaced` cannot happen: a repeated start keeps the open session (started).
+    if (cause !== 'replaced') this.metrics.sessionsUnobserved.inc({ reason: cause });
   }
 }

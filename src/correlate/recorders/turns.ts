@@ -96,6 +96,11 @@ export class TurnRecorder {
     }
   }
 
+  /** The session pre_llm_call named for an open turn: API calls carry only their turn_id. */
+  sessionOf(turnId: string | undefined): string | undefined {
+    return turnId === undefined ? undefined : this.turns.get(turnId)?.sessionId;
+  }
+
   countApiAttempt(turnId: string | undefined): void {
     if (turnId !== undefined) this.stateOf(turnId).apiCalls += 1;
   }
