@@ -28,6 +28,8 @@ const CONVERSATION_EXPECTED: [string, number][] = [
   ...histogram('hermes_api_request_duration_seconds', { ...main, outcome: 'success' }, 9.342, 2),
   ...histogram('hermes_api_request_duration_seconds', { ...aux, outcome: 'success' }, 0.912, 1),
   ...histogram('hermes_api_time_to_first_chunk_seconds', { ...main, outcome: 'success' }, 3.5, 1),
+  // The streamed call: 412 output tokens after its first chunk at 3.5 s of 6.842 s (the other call did not stream).
+  ...histogram('hermes_api_output_tokens_per_second', main, Math.round((412 / (6.842 - 3.5)) * 1e6) / 1e6, 1),
   // Flat kwargs carry Hermes' error dict: only its type (the exception class) is read.
   [series('hermes_api_errors_total', { ...main, reason: 'rate_limit', error_class: 'RateLimitError', status_code: '429', retryable: 'true' }), 1],
   [series('hermes_api_errors_total', { ...main, reason: 'context_overflow', error_class: 'BadRequestError', status_code: '400', retryable: 'false' }), 1],
@@ -94,6 +96,12 @@ const CONVERSATION_EXPECTED: [string, number][] = [
   [series('hermes_sessions_finalized_total', { platform: 'cli' }), 1],
   [series('hermes_session_resets_total', { platform: 'telegram' }), 1],
   [series('hermes_sessions_active', { platform: 'cli' }), 0],
+  // The finalized session: turns T1 and T2; prompt + output of its two calls (20186 + 412) + (20300 + 150)
+  // (the auxiliary call names no turn, so no session); on_session_start at 1000, finalized at 1582.
+  // Not priced (no cost_usd, no price table): not in hermes_session_cost_usd.
+  ...histogram('hermes_session_turns', { platform: 'cli' }, 2, 1),
+  ...histogram('hermes_session_tokens', { platform: 'cli' }, 20186 + 412 + 20300 + 150, 1),
+  ...histogram('hermes_session_duration_seconds', { platform: 'cli' }, 1582 - 1000, 1),
 
   [series('hermes_subagents_started_total', { role: 'leaf' }), 1],
   [series('hermes_subagents_finished_total', { role: 'leaf', status: 'completed' }), 1],
@@ -180,6 +188,26 @@ describe('fixture conversation, flat kwargs shape', () => {
     expect(bucket('hermes_turn_api_calls', '+Inf', { platform: 'cli' })).toBe(2);
   });
 
+  it('counts the session left out of the cost histogram, and buckets the session and output speed', async () => {
+    const harness = startTestSidecar();
+    await harness.postNdjson(readJsonl('conversation.jsonl'));
+    const samples = await harness.samples();
+    const unobserved = (reason: string) => samples.get(series('hermes_sidecar_sessions_unobserved_total', { reason }));
+    // Its calls are unpriced; the subagent C1 never started a session of its own here.
+    expect(unobserved('unpriced')).toBe(1);
+    for (const reason of ['expired', 'evicted', 'subagent', 'unstarted']) expect(unobserved(reason)).toBe(0);
+    expect(samples.get(series('hermes_sidecar_output_speed_unmeasured_total', { reason: 'no_interval' }))).toBe(0);
+    expect(samples.get(series('hermes_sidecar_output_speed_unmeasured_total', { reason: 'no_output_tokens' }))).toBe(0);
+    // 412 / 3.342 = 123.3 tokens/s: above 100, at most 125.
+    expect(samples.get(series('hermes_api_output_tokens_per_second_bucket', { le: '100', ...main }))).toBe(0);
+    expect(samples.get(series('hermes_api_output_tokens_per_second_bucket', { le: '125', ...main }))).toBe(1);
+    // 41048 tokens: above 16384, at most 65536; 582 s: above 300, at most 600.
+    expect(samples.get(series('hermes_session_tokens_bucket', { le: '16384', platform: 'cli' }))).toBe(0);
+    expect(samples.get(series('hermes_session_tokens_bucket', { le: '65536', platform: 'cli' }))).toBe(1);
+    expect(samples.get(series('hermes_session_duration_seconds_bucket', { le: '300', platform: 'cli' }))).toBe(0);
+    expect(samples.get(series('hermes_session_duration_seconds_bucket', { le: '600', platform: 'cli' }))).toBe(1);
+  });
+
   it('counts received, ignored and unknown hooks', async () => {
     const harness = startTestSidecar();
     await harness.postNdjson(readJsonl('conversation.jsonl'));
@@ -232,6 +260,7 @@ describe('the canonical sample payloads (test/fixtures/appendix-a.jsonl), posted
         ...histogram('hermes_api_request_duration_seconds', { ...a, outcome: 'error' }, 1.207, 1),
         ...histogram('hermes_api_request_duration_seconds', { ...x, outcome: 'success' }, 0.912, 1),
         ...histogram('hermes_api_time_to_first_chunk_seconds', { ...a, outcome: 'success' }, 1.421, 1),
+        ...histogram('hermes_api_output_tokens_per_second', a, Math.round((412 / (6.842 - 1.421)) * 1e6) / 1e6, 1),
         [series('hermes_api_errors_total', { ...a, reason: 'rate_limit', error_class: 'RateLimitError', status_code: '429', retryable: 'true' }), 1],
         [series('hermes_cost_unpriced_requests_total', { ...a, reason: 'no_price' }), 1],
         [series('hermes_cost_unpriced_requests_total', { ...x, reason: 'no_price' }), 1],
@@ -272,6 +301,10 @@ describe('the canonical sample payloads (test/fixtures/appendix-a.jsonl), posted
         [series('hermes_session_resets_total', { platform: 'telegram' }), 1],
         // on_session_finalize (A.3) closes the session A.1 started
         [series('hermes_sessions_active', { platform: 'cli' }), 0],
+        // Observed under the finalization's platform; no observed_at, so one arrival time: 0 s.
+        ...histogram('hermes_session_turns', { platform: 'telegram' }, 1, 1),
+        ...histogram('hermes_session_tokens', { platform: 'telegram' }, 20186 + 412, 1),
+        ...histogram('hermes_session_duration_seconds', { platform: 'telegram' }, 0, 1),
       ]),
     );
   });

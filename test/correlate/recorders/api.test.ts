@@ -76,6 +76,43 @@ describe('ApiRecorder', () => {
     expect(samples.get(series('hermes_api_request_duration_seconds_sum', { ...LABELS, outcome: 'error' }))).toBe(2);
   });
 
+  it('observes the output speed of a streamed call: output tokens over the time after its first chunk', async () => {
+    const { harness, api } = setup();
+    const streamed = { type: 'api_attempt_succeeded', call: CALL, timeToFirstChunkSeconds: 0.5 } as const;
+    // 100 output tokens in 2.5 − 0.5 = 2 s after the first chunk: 50 tokens/s.
+    api.succeeded({ ...streamed, durationSeconds: 2.5, usage: { output: 100 } }, START);
+    // 0 output tokens in 1 s: 0 tokens/s, a real value.
+    api.succeeded({ ...streamed, durationSeconds: 1.5, usage: { output: 0 } }, START);
+    // Not streamed (no first chunk): neither observed nor counted.
+    api.succeeded({ type: 'api_attempt_succeeded', call: CALL, durationSeconds: 2, usage: { output: 100 } }, START);
+    // The first chunk at the end, or after it (a clock step between the two readings); no api_duration.
+    api.succeeded({ ...streamed, durationSeconds: 0.5, usage: { output: 100 } }, START);
+    api.succeeded({ ...streamed, durationSeconds: 0.25, usage: { output: 100 } }, START);
+    api.succeeded({ ...streamed, usage: { output: 100 } }, START);
+    // An interval so short the quotient would be infinite.
+    api.succeeded({ type: 'api_attempt_succeeded', call: CALL, timeToFirstChunkSeconds: 0, durationSeconds: Number.MIN_VALUE, usage: { output: 100 } }, START);
+    // No output count in the usage, or no usage at all.
+    api.succeeded({ ...streamed, durationSeconds: 2.5, usage: { input: 10 } }, START);
+    api.succeeded({ ...streamed, durationSeconds: 2.5 }, START);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_api_output_tokens_per_second_sum', LABELS))).toBe(50);
+    expect(samples.get(series('hermes_api_output_tokens_per_second_count', LABELS))).toBe(2);
+    expect(samples.get(series('hermes_api_output_tokens_per_second_bucket', { le: '2.5', ...LABELS }))).toBe(1);
+    expect(samples.get(series('hermes_api_output_tokens_per_second_bucket', { le: '40', ...LABELS }))).toBe(1);
+    expect(samples.get(series('hermes_api_output_tokens_per_second_bucket', { le: '50', ...LABELS }))).toBe(2);
+    expect(samples.get(series('hermes_sidecar_output_speed_unmeasured_total', { reason: 'no_interval' }))).toBe(4);
+    expect(samples.get(series('hermes_sidecar_output_speed_unmeasured_total', { reason: 'no_output_tokens' }))).toBe(2);
+    for (const [name, value] of samples) if (name.startsWith('hermes_api_output_tokens_per_second')) expect(Number.isFinite(value)).toBe(true);
+  });
+
+  it('returns the cost of a successful call for its session to add up', () => {
+    const { api } = setup();
+    expect(api.succeeded({ type: 'api_attempt_succeeded', call: CALL, cost: { usd: 0.125, status: 'actual' } }, START)).toEqual({ priced: true, pricing: 'hermes', usd: 0.125 });
+    // 1 M input at 1 USD and 0.5 M output at 2 USD per million.
+    expect(api.succeeded({ type: 'api_attempt_succeeded', call: CALL, usage: { input: 1_000_000, output: 500_000 } }, START)).toEqual({ priced: true, pricing: 'config', usd: 2 });
+    expect(api.succeeded({ type: 'api_attempt_succeeded', call: CALL }, START)).toEqual({ priced: false, reason: 'no_usage' });
+  });
+
   it('counts attempts in flight per kind and provider until their post or error arrives', async () => {
     const { harness, api } = setup();
     api.started(CALL);
