@@ -91,6 +91,18 @@ describe.skipIf(python.path === undefined)(`bridge plugin end to end${python.ski
     expect(get('hermes_sessions_started_total', { platform: 'telegram' })).toBe(1);
     expect(get('hermes_sessions_finalized_total', { platform: 'telegram' })).toBe(1);
     expect(get('hermes_session_resets_total', { platform: 'telegram' })).toBe(1);
+    // Each finalized session's turns and tokens (prompt = input + cache_read + cache_write, plus
+    // output) of the calls in its turns; the subagent's call names the child's turn, not t_3.
+    expect(get('hermes_session_turns_sum', { platform: 'cli' })).toBe(2);
+    expect(get('hermes_session_turns_sum', { platform: 'telegram' })).toBe(1);
+    expect(get('hermes_session_tokens_sum', { platform: 'cli' })).toBe((1204 + 18030 + 952 + 412) + (300 + 19000 + 120) + (500 + 19500 + 200) + (250 + 20000 + 90));
+    expect(get('hermes_session_tokens_sum', { platform: 'telegram' })).toBe((2000 + 1800 + 150) + (400 + 4000 + 300));
+    expect(get('hermes_session_duration_seconds_count', { platform: 'cli' })).toBe(1);
+    expect(get('hermes_session_duration_seconds_count', { platform: 'telegram' })).toBe(1);
+    // Seven streamed successes, each with its first chunk 0.8 s in: 2.5 s calls stream for 1.7 s,
+    // 3.5 s calls for 2.7 s.
+    expect(get('hermes_api_output_tokens_per_second_count', main)).toBe(7);
+    expect(get('hermes_api_output_tokens_per_second_sum', main)).toBeCloseTo((412 + 200 + 150 + 220) / 1.7 + (120 + 90 + 300) / 2.7, 3);
     expect(get('hermes_subagents_finished_total', { role: 'leaf', status: 'completed' })).toBe(1);
     expect(get('hermes_subagent_duration_seconds_sum', { role: 'leaf', status: 'completed' })).toBe(41.27);
     expect(get('hermes_sidecar_events_lost_total')).toBe(0);
