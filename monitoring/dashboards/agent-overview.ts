@@ -622,6 +622,69 @@ const genAiConventions = (q: Promql): RowSpec => ({
   ],
 });
 
+/**
+ * What a session costs and how fast models write: distributions over finalized sessions (one
+ * observation each, no series per session) and over streamed successful calls.
+ */
+const sessionsAndOutputSpeed = (q: Promql): RowSpec => ({
+  title: 'Sessions and output speed',
+  panels: [
+    timeseries({
+      title: 'Session cost p50 / p95',
+      description: 'Cost in USD per finalized session, by platform; sessions with a call that could not be priced are left out (sidecar health: sessions left out).',
+      unit: 'currencyUSD',
+      min: 0,
+      queries: [
+        { expr: q.quantileOf(0.5, 'hermes_session_cost_usd', ['platform']), legend: 'p50 {{platform}}' },
+        { expr: q.quantileOf(0.95, 'hermes_session_cost_usd', ['platform']), legend: 'p95 {{platform}}' },
+      ],
+    }),
+    timeseries({
+      title: 'Session tokens p50 / p95',
+      description: 'Prompt and output tokens per finalized session, by platform: every call re-sends the context, so this grows with turns.',
+      unit: 'suffix:tok',
+      min: 0,
+      queries: [
+        { expr: q.quantileOf(0.5, 'hermes_session_tokens', ['platform']), legend: 'p50 {{platform}}' },
+        { expr: q.quantileOf(0.95, 'hermes_session_tokens', ['platform']), legend: 'p95 {{platform}}' },
+      ],
+    }),
+    timeseries({
+      title: 'Turns per session p50 / p95',
+      description: 'User turns per finalized session, by platform.',
+      unit: 'short',
+      min: 0,
+      queries: [
+        { expr: q.quantileOf(0.5, 'hermes_session_turns', ['platform']), legend: 'p50 {{platform}}' },
+        { expr: q.quantileOf(0.95, 'hermes_session_turns', ['platform']), legend: 'p95 {{platform}}' },
+      ],
+    }),
+    timeseries({
+      title: 'Session duration p50 / p95',
+      description: 'Time from session start to finalization, by platform.',
+      unit: 's',
+      min: 0,
+      queries: [
+        { expr: q.quantileOf(0.5, 'hermes_session_duration_seconds', ['platform']), legend: 'p50 {{platform}}' },
+        { expr: q.quantileOf(0.95, 'hermes_session_duration_seconds', ['platform']), legend: 'p95 {{platform}}' },
+      ],
+    }),
+    timeseries({
+      title: 'Output speed p50 by provider and model',
+      description: 'Median output tokens per second of streamed successful main-loop calls, from the first chunk to the end of the call; a drop with steady time to first chunk points at the provider decoding slower.',
+      unit: 'suffix:tok/s',
+      min: 0,
+      width: 16,
+      queries: [
+        {
+          expr: q.quantileOf(0.5, 'hermes_api_output_tokens_per_second', ['provider', 'model'], 'kind="main"', PROVIDER, MODEL),
+          legend: '{{provider}} {{model}}',
+        },
+      ],
+    }),
+  ],
+});
+
 export function agentOverviewDashboard(config: MonitoringConfig): Dashboard {
   const q = promql(config.selector);
   return buildDashboard({
@@ -636,6 +699,6 @@ export function agentOverviewDashboard(config: MonitoringConfig): Dashboard {
       providerVariable(q),
       modelVariable(q),
     ],
-    rows: [atAGlance, providerCalls, tokens, cost, errorsAndRetries, tools, approvals, turnsAndSessions, subagents, genAiConventions].map((row) => row(q)),
+    rows: [atAGlance, providerCalls, tokens, cost, errorsAndRetries, tools, approvals, turnsAndSessions, subagents, genAiConventions, sessionsAndOutputSpeed].map((row) => row(q)),
   });
 }

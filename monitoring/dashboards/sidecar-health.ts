@@ -142,6 +142,16 @@ const delivery = (q: Promql): RowSpec => ({
       queries: [{ expr: sumBy(['kind'], q.rateOf('hermes_sidecar_orphaned_spans_total')), legend: '{{kind}}' }],
     }),
     timeseries({
+      title: 'Sessions and calls left out of the agent views',
+      description: 'Sessions the per-session histograms do not observe (expired or evicted before finalization, subagent sessions, finalizations without a seen start; unpriced ones only miss the cost histogram), and streamed calls without an output speed (no positive time after the first chunk, or no output count).',
+      unit: 'cps',
+      min: 0,
+      queries: [
+        { expr: sumBy(['reason'], q.rateOf('hermes_sidecar_sessions_unobserved_total')), legend: 'sessions {{reason}}' },
+        { expr: sumBy(['reason'], q.rateOf('hermes_sidecar_output_speed_unmeasured_total')), legend: 'output speed {{reason}}' },
+      ],
+    }),
+    timeseries({
       title: 'Rejected events by reason',
       description: 'Events or requests refused at the edge (invalid JSON, unauthorized, too large, ...).',
       unit: 'cps',

@@ -82,10 +82,11 @@ describe.skipIf(tool.path === undefined)(`real Prometheus end to end${tool.skipR
 
   beforeAll(async () => {
     // A small tool cap so the generator's tool-name churn trips the cardinality guard; a price for
-    // the generator's auxiliary model only, so the cost panels see priced and unpriced calls.
+    // one model only (the auxiliary one, also an agent's main model), so the cost panels see priced
+    // and unpriced calls, and that agent's sessions (every token type priced) a session cost.
     writeFileSync(
       join(configDir, 'config.yaml'),
-      'labels:\n  tool:\n    cap: 10\nprices:\n  openrouter:\n    google/gemini-3.5-flash: {input: 0.3, output: 2.5}\n',
+      'labels:\n  tool:\n    cap: 10\nprices:\n  openrouter:\n    google/gemini-3.5-flash: {input: 0.3, output: 2.5, cache_read: 0.075, cache_write: 0.3}\n',
     );
     // semconv on: the OpenTelemetry GenAI row and its recording rule need data too.
     sidecar = await startSidecarProcess([`--config.file=${join(configDir, 'config.yaml')}`, '--correlator.span-ttl=2', '--correlator.sweep-interval=1', '--metrics.semconv=true']);

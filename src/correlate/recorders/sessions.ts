@@ -51,7 +51,7 @@ export const SESSION_FAMILIES = {
   sessionEvents: counter('hermes_session_events_total', { event: VALUES.session_event }, 'agent',
     'Envelope session_event lifecycle events ({event}).'),
   sessionCost: histogram('hermes_session_cost_usd', { platform: OPEN }, 'session_usd', 'agent',
-    'Cost in USD per finalized session: its successful provider calls, priced as in hermes_cost_usd_total; a session with an unpriced call is left out (hermes_sidecar_sessions_unobserved_total{reason="unpriced"}).'),
+    'Cost in USD per finalized session: its successful provider calls, priced as in hermes_cost_usd_total; a session with an unpriced call is left out, counted as unpriced in hermes_sidecar_sessions_unobserved_total.'),
   sessionTokens: histogram('hermes_session_tokens', { platform: OPEN }, 'session_tokens', 'agent',
     'Tokens per finalized session: prompt (input + cache_read + cache_write) and output tokens its successful provider calls reported.'),
   sessionTurns: histogram('hermes_session_turns', { platform: OPEN }, 'count', 'agent',
