@@ -32,7 +32,7 @@ const asHookKey = (lines: Line[]): Line[] =>
   });
 
 // Families whose values come from observed or arrival times, which differ between shapes by design.
-const TIME_DERIVED = ['hermes_turn_duration_seconds', 'hermes_approval_wait_seconds'];
+const TIME_DERIVED = ['hermes_turn_duration_seconds', 'hermes_approval_wait_seconds', 'hermes_session_duration_seconds'];
 const AGENT_PREFIXES = ['hermes_api_', 'hermes_tokens_', 'hermes_turn', 'hermes_tool_', 'hermes_approval', 'hermes_session', 'hermes_subagent', 'hermes_agent_', 'hermes_memory_'];
 
 async function agentMetrics(lines: Line[]): Promise<Record<string, number>> {

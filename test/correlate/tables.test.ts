@@ -8,6 +8,7 @@ import { decodeBody } from '../../src/contract/decode.js';
 import type { ObserverEvent } from '../../src/contract/events.js';
 import { tableBudgets } from '../../src/correlate/assemble.js';
 import { IdMap, LONG_ID_CHARS, stringBytes } from '../../src/correlate/idMap.js';
+import { SESSION_TOTALS_BYTES } from '../../src/correlate/recorders/sessions.js';
 import { ENTRY_OVERHEAD_BYTES, SpanTable } from '../../src/correlate/spans.js';
 import { runtimeGc } from '../../src/ingest/memory.js';
 import type { Slicer } from '../../src/slices.js';
@@ -82,9 +83,10 @@ describe('tables bounded in bytes', () => {
 
   it('evicts the oldest sessions past the byte budget and counts them: 2,000 sessions with 1,000-character ids, 1 MB budget', async () => {
     const harness = startTestSidecar({ 'correlator.max-table-bytes': String(3 * 1_000_000), 'ingest.max-id-bytes': '65536' });
-    const entryBytes = ENTRY_OVERHEAD_BYTES + stringBytes('x'.repeat(1000));
+    // A session is charged its running totals too.
+    const entryBytes = ENTRY_OVERHEAD_BYTES + stringBytes('x'.repeat(1000)) + SESSION_TOTALS_BYTES;
     const kept = Math.floor(1_000_000 / entryBytes);
-    expect(kept).toBe(443);
+    expect(kept).toBe(429);
     const ids = Array.from({ length: 2_000 }, (_, index) => longId(index, 1000));
     await harness.postNdjson(ids.map((id) => ({ event: 'on_session_start', session_id: id, platform: 'cli' })));
     let samples = await harness.samples();
