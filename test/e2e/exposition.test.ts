@@ -69,6 +69,13 @@ async function populate(harness: ReturnType<typeof populatedSidecar>, accept?: s
   await post([{ event: 'agent_loop_stopped', data: { ...CONTENT_FIELDS, platform: 'telegram', reason: 'user_stop' } }]);
   // a call Hermes priced (the plugin adds cost_usd / cost_status)
   await post([{ event: 'post_api_request', data: { ...CONTENT_FIELDS, provider: 'anthropic', model: 'model-1', api_request_id: 'c1', usage: { input_tokens: 10, output_tokens: 5 }, context_length: 200000, cost_usd: 0.001, cost_status: 'estimated' } }]);
+  // a session whose one call Hermes priced, so it has a cost
+  await post([
+    { event: 'on_session_start', data: { session_id: 'priced', platform: 'cli' } },
+    { event: 'pre_llm_call', data: { ...CONTENT_FIELDS, session_id: 'priced', turn_id: 'tp', platform: 'cli', model: 'model-1' } },
+    { event: 'post_api_request', data: { ...CONTENT_FIELDS, provider: 'anthropic', model: 'model-1', api_request_id: 'c2', turn_id: 'tp', usage: { input_tokens: 10, output_tokens: 5 }, cost_usd: 0.002, cost_status: 'estimated' } },
+    { event: 'on_session_finalize', data: { session_id: 'priced', platform: 'cli' } },
+  ]);
   // refusals of each kind
   await post(['{broken', { nothing: true }, 7]);
   await harness.ingest.post('/v1/events').set('Content-Type', 'text/plain').send(`${SENTINEL}body`);
@@ -88,6 +95,8 @@ const EXEMPLAR_IDS: Readonly<Record<string, readonly string[]>> = {
   gen_ai_client_operation_duration_seconds: ['api_request_id', 'turn_id'],
   hermes_tool_call_duration_seconds: ['tool_call_id', 'turn_id'],
   hermes_turn_duration_seconds: ['turn_id', 'session_id'],
+  hermes_session_cost_usd: ['session_id'],
+  hermes_session_duration_seconds: ['session_id'],
 };
 
 describe('a /metrics output with every family populated', () => {
