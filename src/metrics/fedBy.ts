@@ -62,8 +62,8 @@ export const FED_BY = {
   sessionResets: { feed: 'hermes', by: '`on_session_reset` `platform`' },
   sessionsActive: { feed: 'hermes', by: '`on_session_start` → `on_session_finalize` by `session_id`, expiring after the session TTL' },
   sessionEvents: { feed: 'envelope', by: 'envelope `session_event` `event`' },
-  sessionCost: { feed: 'hermes', by: '`on_session_start` → `on_session_finalize` by `session_id`: the cost of its successful calls (as `hermes_cost_usd_total`), each found through its `turn_id` and the `session_id` of that turn\'s `pre_llm_call`' },
-  sessionTokens: { feed: 'hermes', by: '`on_session_start` → `on_session_finalize` by `session_id`: `usage` of its successful calls, each found through its `turn_id` and the `session_id` of that turn\'s `pre_llm_call`' },
+  sessionCost: { feed: 'hermes', by: '`on_session_start` → `on_session_finalize` by `session_id`: the cost of its successful `post_api_request` calls (as `hermes_cost_usd_total`; auxiliary calls are not added), each found through its `turn_id` and the `session_id` of that turn\'s `pre_llm_call`' },
+  sessionTokens: { feed: 'hermes', by: '`on_session_start` → `on_session_finalize` by `session_id`: `usage` of its successful `post_api_request` calls, each found through its `turn_id` and the `session_id` of that turn\'s `pre_llm_call`' },
   sessionTurns: { feed: 'hermes', by: '`pre_llm_call` `session_id` between `on_session_start` and `on_session_finalize`' },
   sessionDuration: { feed: 'hermes', by: '`on_session_start` → `on_session_finalize` by `session_id` (observed times)' },
 

@@ -155,6 +155,44 @@ describe('orphaned spans through the pipeline', () => {
   });
 });
 
+describe('per-session totals through the pipeline', () => {
+  it("adds a session's main-loop calls through their turns: not its auxiliary calls, not a subagent's calls", async () => {
+    const harness = startTestSidecar();
+    const call = (turn: string, id: string, extra: Record<string, unknown>) => ({
+      provider: 'anthropic', model: 'm', api_request_id: id, turn_id: turn, usage: { input_tokens: 100, output_tokens: 10 }, ...extra,
+    });
+    await harness.postNdjson([
+      { event: 'on_session_start', session_id: 'parent', platform: 'cli', observed_at: 1000 },
+      { event: 'pre_llm_call', session_id: 'parent', turn_id: 't1', platform: 'cli', observed_at: 1001 },
+      { event: 'post_api_request', ...call('t1', 'a1', { cost_usd: 0.25, cost_status: 'actual' }), observed_at: 1002 },
+      // An auxiliary call of the turn (compression, say): unpriced, and not the session's.
+      { event: 'post_auxiliary_call', ...call('t1', 'x1', {}), observed_at: 1003 },
+      { event: 'subagent_start', child_session_id: 'child', child_role: 'leaf', observed_at: 1004 },
+      { event: 'on_session_start', session_id: 'child', platform: 'cli', observed_at: 1004 },
+      { event: 'pre_llm_call', session_id: 'child', turn_id: 'c1', platform: 'cli', observed_at: 1005 },
+      { event: 'post_api_request', ...call('c1', 'a2', { cost_usd: 4, cost_status: 'actual' }), observed_at: 1006 },
+      { event: 'subagent_stop', child_session_id: 'child', child_role: 'leaf', child_status: 'completed', duration_ms: 2000, observed_at: 1007 },
+      { event: 'on_session_end', session_id: 'parent', turn_id: 't1', platform: 'cli', completed: true, observed_at: 1008 },
+      { event: 'pre_llm_call', session_id: 'parent', turn_id: 't2', platform: 'cli', observed_at: 1009 },
+      { event: 'post_api_request', ...call('t2', 'a3', { cost_usd: 0.5, cost_status: 'actual' }), observed_at: 1010 },
+      { event: 'on_session_end', session_id: 'parent', turn_id: 't2', platform: 'cli', completed: true, observed_at: 1011 },
+      { event: 'on_session_finalize', session_id: 'parent', platform: 'cli', observed_at: 1040 },
+    ]);
+    const samples = await harness.samples();
+    const get = (name: string, labels: Record<string, string> = { platform: 'cli' }) => samples.get(series(name, labels));
+    expect(get('hermes_session_cost_usd_sum')).toBe(0.25 + 0.5);
+    expect(get('hermes_session_cost_usd_count')).toBe(1);
+    expect(get('hermes_session_tokens_sum')).toBe(2 * (100 + 10));
+    expect(get('hermes_session_turns_sum')).toBe(2);
+    expect(get('hermes_session_duration_seconds_sum')).toBe(1040 - 1000);
+    expect(get('hermes_sidecar_sessions_unobserved_total', { reason: 'subagent' })).toBe(1);
+    expect(get('hermes_sidecar_sessions_unobserved_total', { reason: 'unpriced' })).toBe(0);
+    // The auxiliary call still counts where calls are counted.
+    expect(get('hermes_cost_unpriced_requests_total', { kind: 'auxiliary', provider: 'anthropic', model: 'm', reason: 'no_price' })).toBe(1);
+    expect(get('hermes_sessions_active')).toBe(0);
+  });
+});
+
 describe('delivery health through the pipeline', () => {
   const line = (seq: number, extra: Record<string, unknown> = {}) => ({
     event: 'post_tool_call',

@@ -4,8 +4,8 @@
  * (a full table evicts the least recently active and counts it).
  *
  * Each open session adds up what it spent as its events arrive: its turns (pre_llm_call naming
- * it), and the cost and tokens of its successful provider calls (found through their turn_id,
- * as the API hooks carry no session_id). on_session_finalize observes the totals, so the
+ * it), and the cost and tokens of its successful main-loop provider calls (found through their
+ * turn_id, as the API hooks carry no session_id; the dispatcher leaves auxiliary calls out). on_session_finalize observes the totals, so the
  * histograms show what a session costs without a series per session. A session that leaves
  * without its finalization is counted, never observed: its totals stop short of its end.
  *
@@ -51,9 +51,9 @@ export const SESSION_FAMILIES = {
   sessionEvents: counter('hermes_session_events_total', { event: VALUES.session_event }, 'agent',
     'Envelope session_event lifecycle events ({event}).'),
   sessionCost: histogram('hermes_session_cost_usd', { platform: OPEN }, 'session_usd', 'agent',
-    'Cost in USD per finalized session: its successful provider calls, priced as in hermes_cost_usd_total; a session with an unpriced call is left out, counted as unpriced in hermes_sidecar_sessions_unobserved_total.'),
+    'Cost in USD per finalized session: its successful main-loop provider calls (kind main), priced as in hermes_cost_usd_total; a session with an unpriced call is left out, counted as unpriced in hermes_sidecar_sessions_unobserved_total.'),
   sessionTokens: histogram('hermes_session_tokens', { platform: OPEN }, 'session_tokens', 'agent',
-    'Tokens per finalized session: prompt (input + cache_read + cache_write) and output tokens its successful provider calls reported.'),
+    'Tokens per finalized session: prompt (input + cache_read + cache_write) and output tokens its successful main-loop provider calls (kind main) reported.'),
   sessionTurns: histogram('hermes_session_turns', { platform: OPEN }, 'count', 'agent',
     'User turns (pre_llm_call) per finalized session.'),
   sessionDuration: histogram('hermes_session_duration_seconds', { platform: OPEN }, 'session_seconds', 'agent',
