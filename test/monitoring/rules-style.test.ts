@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { defaults } from '../../monitoring/config.js';
 
 const { runbookBase, selector } = defaults;
-import { alertRules, alertRuleTests, loadDashboards, readRepoFile, recordingRules, visualPanels } from './bundle.js';
+import { alertRules, alertRuleTests, loadDashboards, readRepoFile, recordingRules, sloRecordingRules, visualPanels } from './bundle.js';
 import { vectorSelectors } from './promql.js';
 
 const SEVERITIES = ['critical', 'warning', 'info'];
@@ -58,7 +58,7 @@ describe('alerting rules', () => {
   });
 
   it('selects the sidecar job on every series, raw and recorded', () => {
-    for (const rule of [...alerts, ...recordingRules()]) {
+    for (const rule of [...alerts, ...recordingRules(), ...sloRecordingRules()]) {
       for (const found of vectorSelectors(rule.expr)) {
         expect(found.matchers, `${found.name} in ${rule.expr}`).toContain(selector);
       }
