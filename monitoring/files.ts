@@ -8,6 +8,7 @@ import { grafanaDashboardProvider, grafanaDatasource, prometheusConfig } from '.
 import { renderAlertRules, renderJson, renderRecordingRules } from './render.js';
 import { defaults, type MonitoringConfig } from './config.js';
 import { alertGroups } from './rules/alerts.js';
+import { budgetRuleTestFiles } from './rules/budget-tests.js';
 import { recordingGroups } from './rules/recording.js';
 import { sloRuleTestFiles } from './rules/slo-tests.js';
 import { sloAlertGroups, sloRecordingGroups } from './rules/slos.js';
@@ -48,7 +49,7 @@ export function ruleFiles(config: MonitoringConfig = defaults): GeneratedFile[] 
 
 /** promtool unit tests of the SLO and budget rules, with expectations computed for this configuration. */
 export function ruleTestFiles(config: MonitoringConfig = defaults): GeneratedFile[] {
-  return sloRuleTestFiles(config);
+  return [...sloRuleTestFiles(config), ...budgetRuleTestFiles(config)];
 }
 
 export function configFiles(): GeneratedFile[] {
