@@ -324,7 +324,6 @@ export function scenarios(sli: SliDefinition): Scenario[] {
   const healthy = { good: 25, bad: 0 };
   const idle = { good: 0, bad: 0 };
   const { healthySteps, outageSteps, afterSteps } = FAST;
-  const length = healthySteps + outageSteps + afterSteps;
   const outage: Host[] = [
     { instance: HOSTS.outage, steps: [...repeat(healthySteps, healthy), ...repeat(outageSteps, { good: 0, bad: 24 }), ...repeat(afterSteps, healthy)] },
   ];
@@ -537,7 +536,7 @@ function attachComments(node: Node | null | undefined, value: unknown): void {
       attachComments(item, entry);
     });
   } else if (value !== null && typeof value === 'object' && isMap(node)) {
-    for (const [key, entry] of Object.entries(value as Record<string, unknown>)) attachComments(node.get(key, true) as Node | undefined, entry);
+    for (const [key, entry] of Object.entries(value as Record<string, unknown>)) attachComments(node.get(key, true), entry);
   }
 }
 
