@@ -10,7 +10,9 @@
 import { Document, isMap, isSeq, type Node } from 'yaml';
 import type { MonitoringConfig } from '../config.js';
 import { GENERATED_NOTICE } from '../render.js';
+import { alertGroups } from './alerts.js';
 import { BUDGET_RECORDS, SPEND_ALERT } from './budget.js';
+import { recordingGroups } from './recording.js';
 import { goG4, round4, selectorLabels } from './slo-tests.js';
 
 export const BUDGET_TEST_FILE = 'rules/tests/hermes-budget.yml';
@@ -156,6 +158,8 @@ export function budgetRuleTestFiles(config: MonitoringConfig): { path: string; c
   const value = {
     rule_files: ['../hermes-recording.yml', '../hermes-alerts.yml'],
     evaluation_interval: '1h',
+    // Recording groups first: at a 1 h step an alert cannot fall back on the previous step's forecast.
+    group_eval_order: [...recordingGroups(config), ...alertGroups(config)].map((group) => group.name),
     tests: [test],
   };
   const strip = (entry: unknown): unknown => {
