@@ -442,7 +442,7 @@ function alertChecks(config: MonitoringConfig, base: Record<string, string>, sli
           exp_labels: { severity: level.severity, ...labels, sloth_id: slothId(sli), sloth_service: SLO_SERVICE, sloth_slo: sli.name },
           exp_annotations: {
             summary: sli.summary,
-            description: `${renderLabels(sli.subject, labels)} ${goFixed1(verdict.value)} times as fast as the ${percent} % objective allows; ${left} of the ${String(PERIOD_DAYS)}-day error budget is left.`,
+            description: `${renderLabels(sli.subject, labels)}: the error budget burns ${goFixed1(verdict.value)} times as fast as the ${percent} % objective allows; ${left} of the ${String(PERIOD_DAYS)}-day budget is left.`,
             runbook_url: `${config.runbookBase}#${sli.alert.toLowerCase()}`,
           },
         });

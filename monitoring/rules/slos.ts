@@ -280,7 +280,7 @@ function burnAlert(config: MonitoringConfig, sli: SliDefinition, level: BurnAler
     labels: { severity: level.severity },
     annotations: {
       summary: sli.summary,
-      description: `${sli.subject} {{ printf "%.1f" $value }} times as fast as the ${percent} % objective allows; ${budgetLeftTemplate(sli)} of the ${PERIOD_DAYS}-day error budget is left.`,
+      description: `${sli.subject}: the error budget burns {{ printf "%.1f" $value }} times as fast as the ${percent} % objective allows; ${budgetLeftTemplate(sli)} of the ${PERIOD_DAYS}-day budget is left.`,
       runbook_url: runbookUrl(config.runbookBase, sli.alert),
     },
   };
