@@ -14,7 +14,7 @@ import { DASHBOARD_FILES, RULE_FILES } from '../../monitoring/files.js';
 import { build, MonitoringConfigError, resolveConfig, type BuildOptions } from '../../monitoring/index.js';
 import { BUDGET_TEST_FILE, budgetModel, fleets } from '../../monitoring/rules/budget-tests.js';
 import { SPEND_ALERT } from '../../monitoring/rules/budget.js';
-import { FAST, HOSTS, scenarios, simulate, SLO_TEST_FILES } from '../../monitoring/rules/slo-tests.js';
+import { FAST, goFixed1, goG4, HOSTS, round4, scenarios, selectorLabels, simulate, SLO_TEST_FILES } from '../../monitoring/rules/slo-tests.js';
 import { SLI_WINDOWS, sliDefinitions } from '../../monitoring/rules/slos.js';
 import { scratchDir } from '../support/scratch.js';
 import { promtool } from '../support/tools.js';
@@ -252,4 +252,27 @@ describe('the monthly spend budget', () => {
     expect(execFileSync(tool.path, ['check', 'rules', RULE_FILES.recording, RULE_FILES.alerts], { cwd: dir, encoding: 'utf8' })).toContain('SUCCESS');
     expect(execFileSync(tool.path, ['test', 'rules', BUDGET_TEST_FILE], { cwd: dir, encoding: 'utf8' })).toContain('SUCCESS');
   }, 60_000);
+});
+
+describe('the rule-test generator', () => {
+  it('prints numbers as Go does, and refuses ties where Go and JavaScript round differently', () => {
+    expect(goG4(99.876)).toBe('99.88');
+    expect(goG4(100)).toBe('100');
+    expect(goG4(-6566.666)).toBe('-6567');
+    expect(goG4(12_346)).toBe('1.235e+04');
+    expect(goG4(0.000012)).toBe('1.2e-05');
+    expect(() => goG4(12_345)).toThrow(/boundary/);
+    expect(goFixed1(16.666)).toBe('16.7');
+    expect(() => goFixed1(0.25)).toThrow(/boundary/);
+    expect(round4(0.123_44)).toBe(0.1234);
+    expect(() => round4(0.123_45)).toThrow(/boundary/);
+  });
+
+  it('makes input series only for selectors of plain equality matchers', () => {
+    expect(selectorLabels('cluster="eu1", job="agents"')).toEqual({ cluster: 'eu1', job: 'agents' });
+    expect(selectorLabels('job=~"agents-.*"')).toBeUndefined();
+    const files = build({ selector: 'job=~"agents-.*"' }).map((file) => file.path);
+    expect(files).toContain(RULE_FILES.sloAlerts);
+    expect(files).not.toContain(SLO_TEST_FILES.fast);
+  });
 });
