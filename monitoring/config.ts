@@ -49,6 +49,37 @@ export interface Thresholds {
   readonly queueFillRatio: number;
   /** Spend rate in USD per hour, per sidecar (every provider and model together), over the last hour. */
   readonly costUsdPerHour: number;
+  /**
+   * Spend budget in USD per calendar month for everything the selector matches (summed per job
+   * and the target labels that survive); unset means no budget rules and no budget panels.
+   */
+  readonly monthlyBudgetUsd?: number;
+}
+
+/**
+ * One service level objective: the share of good events over the 30-day window, and the
+ * fewest events a long alert window must hold before its burn rate may alert (the traffic guard).
+ */
+export interface SloObjective {
+  /** Target share of good events, strictly between 0 and 1 (0.995 = 99.5 %). */
+  readonly objective: number;
+  /** Events a page or ticket window must hold; below it one failure is noise, not a burn. */
+  readonly minEvents: number;
+}
+
+export interface LatencySloObjective extends SloObjective {
+  /** A bound of hermes_api_request_duration_seconds (classic `le`), in seconds. */
+  readonly thresholdSeconds: number;
+}
+
+/** The bundle's SLOs; monitoring/rules/slos.ts turns them into sloth-style rules and alerts. */
+export interface Slos {
+  /** Logical provider calls that succeed (a call Hermes retried into success is good). */
+  readonly providerAvailability: SloObjective;
+  /** Tool calls that do not end in error or timeout (blocked and cancelled are decisions). */
+  readonly toolSuccess: SloObjective;
+  /** Successful provider calls faster than the threshold. */
+  readonly providerLatency: LatencySloObjective;
 }
 
 export interface MonitoringConfig {
@@ -58,6 +89,7 @@ export interface MonitoringConfig {
    */
   readonly selector: string;
   readonly thresholds: Thresholds;
+  readonly slos: Slos;
   /** Base of every alert's runbook_url; the anchor is the lowercased alert name. */
   readonly runbookBase: string;
 }
@@ -74,6 +106,13 @@ export const defaults: MonitoringConfig = {
     maxIterationsTurnRatio: 0.1,
     queueFillRatio: 0.8,
     costUsdPerHour: 10,
+  },
+  // 99.5 % pages a total outage within 5 minutes (14.4 x 0.005 x 60 min = 4.3 min of errors in
+  // the 1 h window); 30 events per long window keep a host with a handful of calls quiet.
+  slos: {
+    providerAvailability: { objective: 0.995, minEvents: 30 },
+    toolSuccess: { objective: 0.95, minEvents: 30 },
+    providerLatency: { objective: 0.95, minEvents: 30, thresholdSeconds: 81.92 },
   },
   runbookBase: 'https://github.com/hermes-prometheus-sidecar/hermes-prometheus-sidecar/blob/main/docs/runbook.md',
 };

@@ -8,7 +8,10 @@ import { grafanaDashboardProvider, grafanaDatasource, prometheusConfig } from '.
 import { renderAlertRules, renderJson, renderRecordingRules } from './render.js';
 import { defaults, type MonitoringConfig } from './config.js';
 import { alertGroups } from './rules/alerts.js';
+import { budgetRuleTestFiles } from './rules/budget-tests.js';
 import { recordingGroups } from './rules/recording.js';
+import { sloRuleTestFiles } from './rules/slo-tests.js';
+import { sloAlertGroups, sloRecordingGroups } from './rules/slos.js';
 
 export interface GeneratedFile {
   /** Relative to the repository root, with forward slashes. */
@@ -24,6 +27,8 @@ export const DASHBOARD_FILES = {
 export const RULE_FILES = {
   alerts: 'rules/hermes-alerts.yml',
   recording: 'rules/hermes-recording.yml',
+  sloRecording: 'rules/hermes-slo-recording.yml',
+  sloAlerts: 'rules/hermes-slo-alerts.yml',
 } as const;
 
 export function dashboardFiles(config: MonitoringConfig = defaults): GeneratedFile[] {
@@ -37,7 +42,14 @@ export function ruleFiles(config: MonitoringConfig = defaults): GeneratedFile[] 
   return [
     { path: RULE_FILES.alerts, contents: renderAlertRules(alertGroups(config)) },
     { path: RULE_FILES.recording, contents: renderRecordingRules(recordingGroups(config)) },
+    { path: RULE_FILES.sloRecording, contents: renderRecordingRules(sloRecordingGroups(config)) },
+    { path: RULE_FILES.sloAlerts, contents: renderAlertRules(sloAlertGroups(config)) },
   ];
+}
+
+/** promtool unit tests of the SLO and budget rules, with expectations computed for this configuration. */
+export function ruleTestFiles(config: MonitoringConfig = defaults): GeneratedFile[] {
+  return [...sloRuleTestFiles(config), ...budgetRuleTestFiles(config)];
 }
 
 export function configFiles(): GeneratedFile[] {
@@ -49,5 +61,5 @@ export function configFiles(): GeneratedFile[] {
 }
 
 export function generatedFiles(config: MonitoringConfig = defaults): GeneratedFile[] {
-  return [...dashboardFiles(config), ...ruleFiles(config), ...configFiles()];
+  return [...dashboardFiles(config), ...ruleFiles(config), ...ruleTestFiles(config), ...configFiles()];
 }

@@ -13,24 +13,40 @@
  *
  * `build()` with no options produces exactly the committed files.
  */
-import { defaults, type MonitoringConfig, type Thresholds } from './config.js';
+import { defaults, type MonitoringConfig, type Slos, type Thresholds } from './config.js';
 import { generatedFiles, type GeneratedFile } from './files.js';
+import { validateConfig } from './validate.js';
+
+/** Overrides of single SLO fields; the others keep their defaults. */
+export type SloOptions = { readonly [Name in keyof Slos]?: Partial<Slos[Name]> };
 
 export interface BuildOptions {
   /** PromQL label matchers of the sidecar's series (default `job="hermes-sidecar"`). */
   readonly selector?: string;
   /** Overrides of single thresholds; the others keep their defaults. */
   readonly thresholds?: Partial<Thresholds>;
+  /** Overrides of SLO objectives, traffic guards and the latency threshold. */
+  readonly slos?: SloOptions;
   /** Base URL of the runbook; each alert links to `<runbookBase>#<alertname lowercased>`. */
   readonly runbookBase?: string;
 }
 
-export function resolveConfig(options: BuildOptions = {}): MonitoringConfig {
+function resolveSlos(options: SloOptions = {}): Slos {
   return {
+    providerAvailability: { ...defaults.slos.providerAvailability, ...options.providerAvailability },
+    toolSuccess: { ...defaults.slos.toolSuccess, ...options.toolSuccess },
+    providerLatency: { ...defaults.slos.providerLatency, ...options.providerLatency },
+  };
+}
+
+/** The defaults with these overrides; throws a MonitoringConfigError on a value no rule can use. */
+export function resolveConfig(options: BuildOptions = {}): MonitoringConfig {
+  return validateConfig({
     selector: options.selector ?? defaults.selector,
     thresholds: { ...defaults.thresholds, ...options.thresholds },
+    slos: resolveSlos(options.slos),
     runbookBase: options.runbookBase ?? defaults.runbookBase,
-  };
+  });
 }
 
 /** Every generated file (dashboards, rules, prometheus.yml, Grafana provisioning) for these options. */
@@ -38,4 +54,5 @@ export function build(options: BuildOptions = {}): GeneratedFile[] {
   return generatedFiles(resolveConfig(options));
 }
 
-export { defaults, type GeneratedFile, type MonitoringConfig, type Thresholds };
+export { defaults, type GeneratedFile, type MonitoringConfig, type Slos, type Thresholds };
+export { MonitoringConfigError } from './validate.js';

@@ -25,6 +25,7 @@ import {
   type RowSpec,
 } from './common.js';
 import type { MonitoringConfig } from '../config.js';
+import { sloRow } from './slo-row.js';
 
 export const AGENT_OVERVIEW_UID = 'hermes-agent-overview';
 
@@ -241,14 +242,14 @@ const tokens = (q: Promql): RowSpec => ({
     }),
     timeseries({
       title: 'Cache-hit ratio by provider and model',
-      description: 'Share of prompt tokens served from the provider cache: cache_read / (input + cache_read + cache_write).',
+      description: 'Share of prompt tokens served from the provider cache: cache_read / (input + cache_read + cache_write) (recording rules, 5m window).',
       unit: 'percentunit',
       width: 6,
       min: 0,
       max: 1,
       queries: [
         {
-          expr: `${sumBy(['provider', 'model'], q.rateOf('hermes_tokens_total', PROVIDER, MODEL, 'token_type="cache_read"'))} / (${sumBy(['provider', 'model'], q.rateOf('hermes_tokens_total', PROVIDER, MODEL, PROMPT_TOKEN_TYPES))} > 0)`,
+          expr: `${sumBy(['provider', 'model'], recorded(q, R.cacheReadTokensRate))} / (${sumBy(['provider', 'model'], recorded(q, R.promptTokensRate))} > 0)`,
           legend: '{{provider}} / {{model}}',
         },
       ],
@@ -699,6 +700,6 @@ export function agentOverviewDashboard(config: MonitoringConfig): Dashboard {
       providerVariable(q),
       modelVariable(q),
     ],
-    rows: [atAGlance, providerCalls, tokens, cost, errorsAndRetries, tools, approvals, turnsAndSessions, subagents, genAiConventions, sessionsAndOutputSpeed].map((row) => row(q)),
+    rows: [atAGlance, (query: Promql) => sloRow(query, config), providerCalls, tokens, cost, errorsAndRetries, tools, approvals, turnsAndSessions, subagents, genAiConventions, sessionsAndOutputSpeed].map((row) => row(q)),
   });
 }

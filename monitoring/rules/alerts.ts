@@ -10,6 +10,7 @@
  */
 import type { MonitoringConfig } from '../config.js';
 import { lines, series } from '../promql.js';
+import { budgetAlertGroups } from './budget.js';
 import { RECORDING as R } from './recording.js';
 import type { AlertingRule, RuleGroup, Severity } from './types.js';
 
@@ -249,8 +250,9 @@ const agentAlerts = ({ selector, thresholds }: MonitoringConfig): RuleGroup<Aler
 });
 
 export function alertGroups(config: MonitoringConfig): RuleGroup<AlertingRule>[] {
-  return [sidecarAlerts(config), agentAlerts(config)].map((group) => ({
+  const groups = [sidecarAlerts(config), agentAlerts(config)].map((group) => ({
     name: group.name,
     rules: group.rules.map((spec) => toRule(spec, config.runbookBase)),
   }));
+  return [...groups, ...budgetAlertGroups(config)];
 }

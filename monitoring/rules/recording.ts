@@ -10,6 +10,7 @@
  */
 import type { MonitoringConfig } from '../config.js';
 import { lines, series } from '../promql.js';
+import { budgetRecordingGroups } from './budget.js';
 import type { RecordingRule, RuleGroup } from './types.js';
 
 function rule(record: string, expr: string, comment: string): RecordingRule {
@@ -33,6 +34,9 @@ export const RECORDING = {
   providerRetriesExhaustedRate: 'provider:hermes_api_retries_exhausted:rate5m',
   toolCallsRate: 'tool:hermes_tool_calls:rate5m',
   toolFailureRatio: 'tool:hermes_tool_calls:failure_ratio_rate5m',
+  cacheReadTokensRate: 'provider_model:hermes_tokens_cache_read:rate5m',
+  promptTokensRate: 'provider_model:hermes_tokens_prompt:rate5m',
+  cacheHitRatio: 'provider_model:hermes_tokens:cache_hit_ratio_rate5m',
   // The metric part keeps the hermes_ prefix of this bundle's recorded series.
   genAiDurationP95: 'gen_ai_provider_name:hermes_gen_ai_client_operation_duration_seconds:p95_rate5m',
 } as const;
@@ -109,6 +113,30 @@ const toolGroup = ({ selector }: MonitoringConfig): RuleGroup<RecordingRule> => 
   ],
 });
 
+/** Prompt tokens as docs/metrics.md defines them: uncached input plus cache reads and writes. */
+const PROMPT_TOKEN_TYPES = 'token_type=~"input|cache_read|cache_write"';
+
+const tokenGroup = ({ selector }: MonitoringConfig): RuleGroup<RecordingRule> => ({
+  name: 'hermes-tokens.rules',
+  rules: [
+    rule(
+      R.cacheReadTokensRate,
+      `sum without (kind, token_type) (rate(${series('hermes_tokens_total', selector, 'token_type="cache_read"')}[5m]))`,
+      'Prompt tokens per second served from the provider cache.',
+    ),
+    rule(
+      R.promptTokensRate,
+      `sum without (kind, token_type) (rate(${series('hermes_tokens_total', selector, PROMPT_TOKEN_TYPES)}[5m]))`,
+      'Prompt tokens per second: uncached input, cache reads and cache writes.',
+    ),
+    rule(
+      R.cacheHitRatio,
+      guardedRatio(series(R.cacheReadTokensRate, selector), series(R.promptTokensRate, selector)),
+      'Prompt-cache hit ratio: cache_read / (input + cache_read + cache_write) tokens (0 to 1); absent without prompt tokens.',
+    ),
+  ],
+});
+
 /** The OpenTelemetry GenAI families (exported with --metrics.semconv); idle without them. */
 const genAiGroup = ({ selector }: MonitoringConfig): RuleGroup<RecordingRule> => ({
   name: 'hermes-gen-ai.rules',
@@ -122,5 +150,5 @@ const genAiGroup = ({ selector }: MonitoringConfig): RuleGroup<RecordingRule> =>
 });
 
 export function recordingGroups(config: MonitoringConfig): RuleGroup<RecordingRule>[] {
-  return [apiGroup(config), toolGroup(config), genAiGroup(config)];
+  return [apiGroup(config), toolGroup(config), tokenGroup(config), genAiGroup(config), ...budgetRecordingGroups(config)];
 }

@@ -5,6 +5,8 @@ export type Severity = 'critical' | 'warning' | 'info';
 export interface RecordingRule {
   readonly record: string;
   readonly expr: string;
+  /** Labels the rule adds to its result (the SLO rules' sloth_* labels). */
+  readonly labels?: Readonly<Record<string, string>>;
   /** What the series measures; written as a YAML comment above the rule. */
   readonly comment: string;
 }

@@ -54,6 +54,8 @@ describe('build()', () => {
     expect(built.length).toBe(committed.length);
     expect(built.length).toBeGreaterThan(100);
     for (const [index, { where, expr }] of built.entries()) {
+      // The SLO meta series are constants (vector(0.995)), as sloth writes them: no series to select.
+      if (/^vector\([0-9.]+\)$/.test(expr)) continue;
       expect(expr, where).not.toBe(committed[index]?.expr);
       const selectors = vectorSelectors(expr);
       expect(selectors.length, where).toBeGreaterThan(0);

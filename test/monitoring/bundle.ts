@@ -124,11 +124,17 @@ function rulesOf<Rule>(file: string): Rule[] {
 }
 
 export function alertRules(): AlertRuleYaml[] {
-  return rulesOf<AlertRuleYaml>(RULE_FILES.alerts);
+  return [...rulesOf<AlertRuleYaml>(RULE_FILES.alerts), ...rulesOf<AlertRuleYaml>(RULE_FILES.sloAlerts)];
 }
 
+/** The level:metric:operation recording rules of rules/hermes-recording.yml. */
 export function recordingRules(): RecordingRuleYaml[] {
   return rulesOf<RecordingRuleYaml>(RULE_FILES.recording);
+}
+
+/** The SLO recording rules, named as sloth names them (rules/hermes-slo-recording.yml). */
+export function sloRecordingRules(): (RecordingRuleYaml & { readonly labels?: Record<string, string> })[] {
+  return rulesOf(RULE_FILES.sloRecording);
 }
 
 /* ---------------------------------------------------------------- rule tests */

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { CATALOGUE, DEFAULT_METRIC_PREFIXES, METRIC_NAMES } from '../../src/catalogue.js';
 import { ENVELOPE_ONLY_METRICS } from '../../src/metrics/fedBy.js';
-import { alertRules, dashboardTargets, loadDashboards, recordingRules } from './bundle.js';
+import { alertRules, dashboardTargets, loadDashboards, recordingRules, sloRecordingRules } from './bundle.js';
 import { labelValuesSelector, vectorSelectors } from './promql.js';
 
 const HISTOGRAM_SUFFIXES = ['_bucket', '_sum', '_count'] as const;
@@ -16,7 +16,7 @@ const SCRAPE_SERIES = ['up'] as const;
 const histogramNames = Object.values(CATALOGUE)
   .filter((spec) => spec.type === 'histogram')
   .map((spec) => spec.name);
-const recordedNames = recordingRules().map((rule) => rule.record);
+const recordedNames = [...recordingRules(), ...sloRecordingRules()].map((rule) => rule.record);
 
 function isKnownMetric(name: string): boolean {
   return (
@@ -49,7 +49,7 @@ const dashboardExpressions = [
 ];
 const ruleExpressions = [
   ...alertRules().map((rule) => ({ where: `alert ${rule.alert}`, expr: rule.expr })),
-  ...recordingRules().map((rule) => ({ where: `record ${rule.record}`, expr: rule.expr })),
+  ...[...recordingRules(), ...sloRecordingRules()].map((rule) => ({ where: `record ${rule.record}`, expr: rule.expr })),
 ];
 
 describe('metric names', () => {
