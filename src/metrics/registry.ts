@@ -41,6 +41,7 @@ import {
   type ScalarSeries,
 } from './families.js';
 import { OPEN_LABELS, OTHER } from './labels.js';
+import { DEFAULT_NATIVE_SETTINGS, type NativeHistogramSettings } from './native.js';
 
 export type { CounterHandle, Exemplar, FamilyView, HistogramHandle, HistogramSeries, ScalarSeries } from './families.js';
 
@@ -131,6 +132,8 @@ export interface RegistryOptions {
   readonly defaultMetrics: boolean;
   /** Exports the OpenTelemetry GenAI families (catalogue entries with `optIn: 'semconv'`). */
   readonly semconv?: boolean;
+  /** Native buckets beside the classic ones in every catalogue histogram (DEFAULT_NATIVE_SETTINGS when absent). */
+  readonly nativeHistograms?: NativeHistogramSettings;
 }
 
 function runtimeRegistry(enabled: boolean): client.Registry | undefined {
@@ -195,10 +198,10 @@ function runtimeFamily(metric: RuntimeMetric): FamilyView | undefined {
   return { ...base, bounds, series: () => series };
 }
 
-function storageFor(spec: MetricSpec, options: FamilyOptions, buckets: BucketSets): Family {
+function storageFor(spec: MetricSpec, options: FamilyOptions, buckets: BucketSets, native: NativeHistogramSettings): Family {
   if (spec.type === 'counter') return new CounterStorage(options);
   if (spec.type === 'gauge') return new GaugeStorage(options);
-  return new HistogramStorage(options, spec.buckets === undefined ? [] : buckets[spec.buckets]);
+  return new HistogramStorage(options, spec.buckets === undefined ? [] : buckets[spec.buckets], native);
 }
 
 type AnyFamily = CounterFamily<MetricSpec> | GaugeFamily<MetricSpec> | HistogramFamily<MetricSpec>;
@@ -244,6 +247,7 @@ export function createRegistry<D extends Declarations & typeof REGISTRY_FAMILIES
         onInvalid: () => own.invalidValues.inc({}),
       },
       options.buckets,
+      options.nativeHistograms ?? DEFAULT_NATIVE_SETTINGS,
     );
     families.set(key, family);
   }
