@@ -1,0 +1,277 @@
+/**
+ * Native histograms against the real thing: the sidecar binary, deterministic traffic
+ * (tools/traffic.ts, fixed seed) and Debian's Prometheus 2.42 with `--enable-feature=native-histograms`,
+ * scraping directly and, for the fleet path, through a Prometheus agent that remote-writes with
+ * `send_native_histograms: true` to a central Prometheus (`--web.enable-remote-write-receiver`).
+ *
+ * Once the traffic has stopped and a scrape has happened after it, every catalogue histogram is
+ * stored as native series (sample type `histogram`, no `_bucket` series); `histogram_count` and
+ * `histogram_sum` equal the sidecar's own text `_count` and `_sum` exactly, directly and at the
+ * central store; and `histogram_quantile` over the native series agrees with the classic quantile
+ * of the text buckets within the two resolutions: the native bucket's relative width
+ * 2^(2^-schema) - 1 (9.05% at schema 3) of the native estimate, plus the width of the classic
+ * bucket the quantile falls in (both estimates lie in buckets that hold the observation at the
+ * quantile's rank).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TrafficModel } from '../../tools/traffic.js';
+import { relativeBucketWidth } from '../../src/metrics/native.js';
+import { parseSamples } from '../support/exposition.js';
+import { startSidecarProcess, type SidecarProcess } from '../support/process.js';
+import type { RunningPrometheus } from '../support/prometheus.js';
+import { startConfiguredPrometheus } from '../support/prometheusModes.js';
+import { decodeExposition, sortedLabelSamples, type DecodedFamily } from '../support/protobuf.js';
+import { prometheus as prometheusTool } from '../support/tools.js';
+
+const tool = prometheusTool();
+const NATIVE_ACCEPT = 'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited';
+const QUANTILES = [0.5, 0.9, 0.99] as const;
+/** Requests of generated traffic, each about this many lines: enough to fill every histogram family. */
+const BATCHES = 30;
+const BATCH_LINES = 100;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface VectorItem {
+  readonly metric: Record<string, string>;
+  readonly value?: [number, string];
+  readonly histogram?: [number, { count: string; sum: string }];
+}
+
+async function vector(prometheus: RunningPrometheus, expr: string): Promise<VectorItem[]> {
+  const answer = await prometheus.query(expr);
+  if (answer.status !== 'success') throw new Error(`${expr}: ${answer.error ?? 'error'}`);
+  return (answer.data?.result ?? []) as VectorItem[];
+}
+
+/** `{a="x",b="y"}` of a result's labels, sorted, without the scrape's own (and empty ones). */
+function seriesKey(labels: Record<string, string>): string {
+  const pairs = Object.entries(labels)
+    .filter(([name, value]) => !['__name__', 'job', 'instance'].includes(name) && value !== '')
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([name, value]) => `${name}="${value}"`);
+  return pairs.length === 0 ? '' : `{${pairs.join(',')}}`;
+}
+
+interface ClassicSeries {
+  count: number;
+  sum: number;
+  /** [upper bound, cumulative count], +Inf last. */
+  readonly buckets: [number, number][];
+}
+
+/** The text exposition's histograms: family → series key → count, sum and cumulative buckets. */
+function classicHistograms(text: string, names: readonly string[]): Map<string, Map<string, ClassicSeries>> {
+  const samples = sortedLabelSamples(parseSamples(text));
+  const families = new Map<string, Map<string, ClassicSeries>>(names.map((name) => [name, new Map()]));
+  for (const [sampleSeries, value] of samples) {
+    const brace = sampleSeries.indexOf('{');
+    const sampleName = brace < 0 ? sampleSeries : sampleSeries.slice(0, brace);
+    const suffix = /_(bucket|sum|count)$/.exec(sampleName)?.[1];
+    const family = suffix === undefined ? undefined : families.get(sampleName.slice(0, -suffix.length - 1));
+    if (family === undefined || suffix === undefined) continue;
+    let labels = brace < 0 ? '' : sampleSeries.slice(brace);
+    let le: number | undefined;
+    if (suffix === 'bucket') {
+      const match = /(?:,|\{)le="([^"]+)"/.exec(labels);
+      le = match?.[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(match?.[1]);
+      labels = labels.replace(/le="[^"]+",?/, '').replace(',}', '}').replace('{}', '');
+    }
+    let entry = family.get(labels);
+    if (entry === undefined) family.set(labels, (entry = { count: 0, sum: 0, buckets: [] }));
+    if (suffix === 'count') entry.count = value;
+    else if (suffix === 'sum') entry.sum = value;
+    else entry.buckets.push([le as number, value]);
+  }
+  for (const family of families.values()) for (const entry of family.values()) entry.buckets.sort((a, b) => a[0] - b[0]);
+  return families;
+}
+
+/** Prometheus' classic histogram_quantile (promql/quantile.go bucketQuantile), and the bucket it lands in. */
+function classicQuantile(q: number, buckets: readonly [number, number][]): { value: number; width: number } | undefined {
+  const total = buckets[buckets.length - 1]?.[1] ?? 0;
+  if (total === 0) return undefined;
+  let rank = q * total;
+  const index = buckets.findIndex(([, cumulative]) => cumulative >= rank);
+  // Past the highest finite bucket the classic quantile is only its bound: nothing to agree with.
+  if (index < 0 || index === buckets.length - 1) return undefined;
+  const [end, cumulative] = buckets[index] as [number, number];
+  const start = index === 0 ? 0 : (buckets[index - 1] as [number, number])[0];
+  let count = cumulative;
+  if (index > 0) {
+    const below = (buckets[index - 1] as [number, number])[1];
+    count -= below;
+    rank -= below;
+  }
+  return { value: start + (end - start) * (rank / count), width: end - start };
+}
+
+describe.skipIf(tool.path === undefined)(`native histograms in a real Prometheus 2.42${tool.skipReason ? ` (${tool.skipReason})` : ''}`, () => {
+  let sidecar: SidecarProcess;
+  let direct: RunningPrometheus;
+  let agent: RunningPrometheus;
+  let central: RunningPrometheus;
+  /** After the traffic: the sidecar's text and protobuf answers, and its histogram families. */
+  let text = '';
+  let decoded: DecodedFamily[] = [];
+  let histogramNames: string[] = [];
+  let classic = new Map<string, Map<string, ClassicSeries>>();
+  const binary = tool.path ?? 'prometheus';
+
+  const scrapeConfig = (target: string) => [
+    'global:',
+    '  scrape_interval: 1s',
+    'scrape_configs:',
+    '  - job_name: hermes-sidecar',
+    '    static_configs:',
+    `      - targets: [${JSON.stringify(target)}]`,
+  ];
+
+  /** True once every active target of `prometheus` was last scraped after `since` (epoch ms). */
+  const scrapedSince = async (prometheus: RunningPrometheus, since: number): Promise<boolean> => {
+    const body = (await (await fetch(`${prometheus.url}/api/v1/targets`)).json()) as { data: { activeTargets: { lastScrape: string; health: string }[] } };
+    const targets = body.data.activeTargets;
+    return targets.length > 0 && targets.every((target) => target.health === 'up' && Date.parse(target.lastScrape) > since);
+  };
+
+  beforeAll(async () => {
+    sidecar = await startSidecarProcess([]);
+    const target = new URL(sidecar.web).host;
+    [direct, central] = await Promise.all([
+      startConfiguredPrometheus({ binary, mode: 'server', config: `${scrapeConfig(target).join('\n')}\n`, extraArgs: ['--enable-feature=native-histograms'] }),
+      startConfiguredPrometheus({
+        binary,
+        mode: 'server',
+        config: 'global:\n  scrape_interval: 1s\n',
+        extraArgs: ['--web.enable-remote-write-receiver', '--enable-feature=native-histograms'],
+      }),
+    ]);
+    agent = await startConfiguredPrometheus({
+      binary,
+      mode: 'agent',
+      config: [
+        ...scrapeConfig(target),
+        'remote_write:',
+        `  - url: ${JSON.stringify(`${central.url}/api/v1/write`)}`,
+        '    send_native_histograms: true',
+        '    queue_config:',
+        '      batch_send_deadline: 1s',
+        '',
+      ].join('\n'),
+      extraArgs: ['--enable-feature=agent,native-histograms'],
+    });
+
+    // Deterministic traffic, each request applied (202) before the next; none after.
+    const model = new TrafficModel({ seed: 21, agents: 4, errorRate: 0.05 });
+    for (let batch = 0; batch < BATCHES; batch += 1) {
+      const lines = [...model.batch(BATCH_LINES), ...(batch % 10 === 0 ? model.heartbeats() : [])];
+      const answer = await fetch(`${sidecar.ingest}/v1/events`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-ndjson' },
+        body: lines.map((line) => JSON.stringify(line)).join('\n'),
+      });
+      expect(answer.status).toBe(202);
+    }
+    const trafficEnded = Date.now();
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(250)) {
+      if ((await scrapedSince(direct, trafficEnded)) && (await scrapedSince(agent, trafficEnded))) break;
+    }
+    text = await (await fetch(`${sidecar.web}/metrics`)).text();
+    decoded = decodeExposition(new Uint8Array(await (await fetch(`${sidecar.web}/metrics`, { headers: { Accept: NATIVE_ACCEPT } })).arrayBuffer()));
+    histogramNames = decoded.filter((family) => family.type === 'HISTOGRAM' && family.name.startsWith('hermes_')).map((family) => family.name);
+    classic = classicHistograms(text, histogramNames);
+  }, 120_000);
+
+  afterAll(async () => {
+    await agent?.stop();
+    await Promise.all([direct?.stop(), central?.stop()]);
+    await sidecar?.stop();
+  });
+
+  /** histogram_count and histogram_sum of every series of every family, as `family series` → [count, sum]. */
+  const nativeFigures = async (prometheus: RunningPrometheus): Promise<Map<string, [number, number]>> => {
+    const figures = new Map<string, [number, number]>();
+    for (const name of histogramNames) {
+      const [counts, sums] = await Promise.all([vector(prometheus, `histogram_count(${name})`), vector(prometheus, `histogram_sum(${name})`)]);
+      for (const item of counts) figures.set(`${name} ${seriesKey(item.metric)}`, [Number(item.value?.[1]), Number.NaN]);
+      for (const item of sums) {
+        const entry = figures.get(`${name} ${seriesKey(item.metric)}`);
+        if (entry !== undefined) entry[1] = Number(item.value?.[1]);
+      }
+    }
+    return figures;
+  };
+
+  const textFigures = (): Map<string, [number, number]> => {
+    const figures = new Map<string, [number, number]>();
+    for (const [name, family] of classic) for (const [key, entry] of family) figures.set(`${name} ${key}`, [entry.count, entry.sum]);
+    return figures;
+  };
+
+  it('has traffic in several histogram families to compare', () => {
+    const observed = [...classic].filter(([, family]) => [...family.values()].some((entry) => entry.count > 0)).map(([name]) => name);
+    expect(observed.length).toBeGreaterThanOrEqual(5);
+    expect(observed).toContain('hermes_tool_call_duration_seconds');
+    expect(observed).toContain('hermes_api_request_duration_seconds');
+  });
+
+  it('stores every catalogue histogram as native series, with no _bucket series', async () => {
+    for (const name of histogramNames) {
+      const items = await vector(direct, name);
+      expect(items.length, name).toBe(classic.get(name)?.size);
+      expect(items.filter((item) => item.histogram === undefined || item.value !== undefined), name).toEqual([]);
+    }
+    expect(await vector(direct, 'count({__name__=~"hermes_.+_bucket"})')).toEqual([]);
+  });
+
+  it('gives histogram_count and histogram_sum equal to the text _count and _sum, exactly', async () => {
+    expect(await nativeFigures(direct)).toEqual(textFigures());
+  });
+
+  it('gives histogram_quantile within the bucket resolution of the classic quantile', async () => {
+    const schemas = new Map<string, number>();
+    for (const family of decoded) {
+      for (const metric of family.metric) {
+        if (metric.histogram !== undefined && metric.histogram !== null) {
+          schemas.set(`${family.name} ${seriesKey(Object.fromEntries(metric.label.map((label) => [label.name, label.value])))}`, metric.histogram.schema);
+        }
+      }
+    }
+    const disagreements: string[] = [];
+    let compared = 0;
+    for (const name of histogramNames) {
+      for (const q of QUANTILES) {
+        for (const item of await vector(direct, `histogram_quantile(${q}, ${name})`)) {
+          const key = seriesKey(item.metric);
+          const expected = classicQuantile(q, classic.get(name)?.get(key)?.buckets ?? []);
+          if (expected === undefined) continue;
+          const native = Number(item.value?.[1]);
+          const schema = schemas.get(`${name} ${key}`) ?? Number.NaN;
+          const tolerance = native * relativeBucketWidth(schema) + expected.width;
+          compared += 1;
+          if (!(Math.abs(native - expected.value) <= tolerance)) {
+            disagreements.push(`${name}${key} q=${q}: native ${native}, classic ${expected.value}, tolerance ${tolerance}`);
+          }
+        }
+      }
+    }
+    expect(disagreements).toEqual([]);
+    expect(compared).toBeGreaterThan(20);
+  });
+
+  it('delivers the same native series through an agent and remote_write to a central Prometheus', async () => {
+    const expected = textFigures();
+    let received = new Map<string, [number, number]>();
+    // Remote write batches on its own schedule: wait (with a deadline) for the scrape after the traffic to arrive.
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(500)) {
+      received = await nativeFigures(central);
+      if (JSON.stringify([...received].sort()) === JSON.stringify([...expected].sort())) break;
+    }
+    expect(received).toEqual(expected);
+    for (const name of histogramNames) {
+      const items = await vector(central, name);
+      expect(items.filter((item) => item.histogram === undefined), name).toEqual([]);
+    }
+    expect(await vector(central, 'count({__name__=~"hermes_.+_bucket"})')).toEqual([]);
+  }, 60_000);
+});
