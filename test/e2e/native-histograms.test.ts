@@ -232,7 +232,7 @@ describe.skipIf(tool.path === undefined)(`native histograms in a real Prometheus
     const schemas = new Map<string, number>();
     for (const family of decoded) {
       for (const metric of family.metric) {
-        if (metric.histogram !== undefined && metric.histogram !== null) {
+        if (metric.histogram !== undefined) {
           schemas.set(`${family.name} ${seriesKey(Object.fromEntries(metric.label.map((label) => [label.name, label.value])))}`, metric.histogram.schema);
         }
       }

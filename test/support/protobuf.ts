@@ -44,13 +44,20 @@ export interface DecodedFamily {
 const root = protobuf.loadSync(new URL('./metrics.proto', import.meta.url).pathname);
 const MetricFamily = root.lookupType('io.prometheus.client.MetricFamily');
 
+/** protobufjs fills absent message fields with null: left out instead, so an absent field reads as undefined. */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value).filter(([, inner]) => inner !== null).map(([key, inner]) => [key, withoutNulls(inner)]));
+}
+
 /** Every MetricFamily of a delimited stream, with default values filled in and 64-bit numbers as numbers. */
 export function decodeExposition(bytes: Uint8Array): DecodedFamily[] {
   const reader = protobuf.Reader.create(bytes);
   const families: DecodedFamily[] = [];
   while (reader.pos < reader.len) {
     const message = MetricFamily.decodeDelimited(reader);
-    families.push(MetricFamily.toObject(message, { longs: Number, enums: String, defaults: true, arrays: true }) as DecodedFamily);
+    families.push(withoutNulls(MetricFamily.toObject(message, { longs: Number, enums: String, defaults: true, arrays: true })) as DecodedFamily);
   }
   return families;
 }
@@ -105,7 +112,7 @@ export function classicSamples(families: readonly DecodedFamily[]): Map<string, 
   for (const family of families) {
     for (const metric of family.metric) {
       const histogram = metric.histogram;
-      if (histogram === undefined || histogram === null) {
+      if (histogram === undefined) {
         samples.set(labelKey(family.name, metric.label), (metric.counter ?? metric.gauge)?.value ?? Number.NaN);
         continue;
       }
