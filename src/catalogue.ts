@@ -113,6 +113,7 @@ const ORDER = [
   'seriesLimit',
   'seriesOverflow',
   'invalidValues',
+  'nativeHalvings',
   'webAuthFailures',
   'scrapeErrors',
   'buildInfo',

@@ -102,6 +102,8 @@ export interface FamilyOptions {
   readonly onFold: () => void;
   /** A refused value (not finite, or negative where it must not be): counted, never stored. */
   readonly onInvalid: () => void;
+  /** Histograms: a series halved its native resolution this many times to stay within the bucket limit. */
+  readonly onNativeHalvings?: (halvings: number) => void;
 }
 
 /**
@@ -369,7 +371,10 @@ export class HistogramStorage extends SeriesTable<HistogramSeries> {
     series.sum += value;
     series.count += 1;
     series.version += 1;
-    if (series.native !== undefined) observeNative(series.native, value, this.native as NativeHistogramSettings);
+    if (series.native !== undefined) {
+      const halvings = observeNative(series.native, value, this.native as NativeHistogramSettings);
+      if (halvings > 0) this.options.onNativeHalvings?.(halvings);
+    }
     if (exemplar !== undefined) {
       series.exemplars ??= new Array<Exemplar | undefined>(series.buckets.length).fill(undefined);
       series.exemplars[index] = exemplar;

@@ -95,6 +95,8 @@ export const REGISTRY_FAMILIES = {
     'New label sets folded into their overflow series (open labels as "other") because the global series cap was reached.'),
   invalidValues: counter('hermes_sidecar_invalid_values_total', {}, 'self',
     'Values refused by the metric storage (not finite, or negative for a counter or histogram): a bug in the sidecar, never stored.'),
+  nativeHalvings: counter('hermes_sidecar_native_histogram_halvings_total', {}, 'self',
+    'Times a histogram series halved the resolution of its native buckets (schema minus 1) to stay within --metrics.native-histogram-max-buckets.'),
 } as const satisfies Declarations;
 
 /** Every combination of a metric's closed label values: the series that exist from the start. */
@@ -245,6 +247,7 @@ export function createRegistry<D extends Declarations & typeof REGISTRY_FAMILIES
         // Bound below, before any write can happen.
         onFold: () => own.seriesOverflow.inc({ metric: spec.name }),
         onInvalid: () => own.invalidValues.inc({}),
+        onNativeHalvings: (halvings) => own.nativeHalvings.inc({}, halvings),
       },
       options.buckets,
       options.nativeHistograms ?? DEFAULT_NATIVE_SETTINGS,

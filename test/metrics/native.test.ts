@@ -18,6 +18,11 @@ import {
   spansAndDeltas,
   type NativeHistogramSettings,
 } from '../../src/metrics/native.js';
+import { createMetricsRegistry } from '../../src/catalogue.js';
+import { createExposition, renderProtobuf, renderText } from '../../src/exposition/exposition.js';
+import { DEFAULT_BUCKETS } from '../../src/metrics/declare.js';
+import { parseSamples } from '../support/exposition.js';
+import { decodeExposition, nativeBuckets as nativeBucketsOf, type DecodedHistogram } from '../support/protobuf.js';
 
 /** The neighbouring doubles of a positive finite value (one ulp up or down). */
 function adjacent(value: number, direction: 1 | -1): number {
@@ -170,5 +175,25 @@ describe('spansAndDeltas', () => {
 
   it('has no spans for a histogram without positive buckets', () => {
     expect(spansAndDeltas(newNativeBuckets(DEFAULT_NATIVE_SETTINGS))).toEqual({ spans: [], deltas: [] });
+  });
+});
+
+describe('native buckets in the registry', () => {
+  it('keeps them in catalogue histograms with the configured settings and counts every halving', async () => {
+    const registry = createMetricsRegistry({
+      buckets: DEFAULT_BUCKETS,
+      maxAgentSeries: 100,
+      defaultMetrics: false,
+      nativeHistograms: { schema: 3, zeroThreshold: DEFAULT_NATIVE_SETTINGS.zeroThreshold, maxBuckets: 2 },
+    });
+    const labels = { tool: 't', status: 'ok' } as const;
+    // Schema 3 keys 0, 8, 16 (1 s, 2 s, 4 s): the third bucket halves to schema 2 (0, 4, 8), then 1 (0, 2, 4), then 0 (0, 1, 2), then -1 (0, 1, 1).
+    for (const seconds of [1, 2, 4]) registry.metrics.toolCallDuration.observe(labels, seconds);
+    const samples = parseSamples(await renderText(createExposition(registry)));
+    expect(samples.get('hermes_sidecar_native_histogram_halvings_total')).toBe(4);
+    const families = decodeExposition(await renderProtobuf(createExposition(registry)));
+    const histogram = families.find((family) => family.name === 'hermes_tool_call_duration_seconds')?.metric.find((metric) => metric.histogram?.sampleCount === 3)?.histogram;
+    expect(histogram?.schema).toBe(-1);
+    expect(nativeBucketsOf(histogram as DecodedHistogram)).toEqual(new Map([[0, 1], [1, 2]]));
   });
 });
