@@ -15,6 +15,7 @@
  */
 import { defaults, type MonitoringConfig, type Thresholds } from './config.js';
 import { generatedFiles, type GeneratedFile } from './files.js';
+import type { HistogramKind } from './promql.js';
 
 export interface BuildOptions {
   /** PromQL label matchers of the sidecar's series (default `job="hermes-sidecar"`). */
@@ -23,6 +24,11 @@ export interface BuildOptions {
   readonly thresholds?: Partial<Thresholds>;
   /** Base URL of the runbook; each alert links to `<runbookBase>#<alertname lowercased>`. */
   readonly runbookBase?: string;
+  /**
+   * `native`: histogram queries read native histograms (a Prometheus scraping with
+   * `--enable-feature=native-histograms`); default `classic`, the `_bucket` series.
+   */
+  readonly histograms?: HistogramKind;
 }
 
 export function resolveConfig(options: BuildOptions = {}): MonitoringConfig {
@@ -30,6 +36,7 @@ export function resolveConfig(options: BuildOptions = {}): MonitoringConfig {
     selector: options.selector ?? defaults.selector,
     thresholds: { ...defaults.thresholds, ...options.thresholds },
     runbookBase: options.runbookBase ?? defaults.runbookBase,
+    histograms: options.histograms ?? defaults.histograms,
   };
 }
 
@@ -38,4 +45,4 @@ export function build(options: BuildOptions = {}): GeneratedFile[] {
   return generatedFiles(resolveConfig(options));
 }
 
-export { defaults, type GeneratedFile, type MonitoringConfig, type Thresholds };
+export { defaults, type GeneratedFile, type HistogramKind, type MonitoringConfig, type Thresholds };

@@ -391,7 +391,7 @@ const processRow = (q: Promql): RowSpec => ({
 });
 
 export function sidecarHealthDashboard(config: MonitoringConfig): Dashboard {
-  const q = promql(config.selector);
+  const q = promql(config.selector, config.histograms);
   return buildDashboard({
     uid: SIDECAR_HEALTH_UID,
     title: 'Hermes sidecar health',

@@ -12,8 +12,17 @@
  * 2^(2^-schema) - 1 (9.05% at schema 3) of the native estimate, plus the width of the classic
  * bucket the quantile falls in (both estimates lie in buckets that hold the observation at the
  * quantile's rank).
+ *
+ * The same Prometheus loads the monitoring bundle built for native histograms
+ * (`build({histograms: 'native'})`): every dashboard query, recording rule and alert that differs
+ * from the classic bundle evaluates without error and, dashboards and recording rules, with data.
  */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { build, type GeneratedFile } from '../../monitoring/index.js';
 import { TrafficModel } from '../../tools/traffic.js';
 import { relativeBucketWidth } from '../../src/metrics/native.js';
 import { parseSamples } from '../support/exposition.js';
@@ -31,6 +40,49 @@ const BATCHES = 30;
 const BATCH_LINES = 100;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Grafana variables as a dashboard with every value selected would send them. */
+const substitute = (expr: string): string =>
+  expr
+    .replaceAll('$__rate_interval', '1m')
+    .replaceAll('$__interval', '5s')
+    .replaceAll('$job', 'hermes-sidecar')
+    .replaceAll('$instance', '.+')
+    .replaceAll('$provider', '.+')
+    .replaceAll('$model', '.+');
+
+interface Panel {
+  readonly targets?: { expr?: string }[];
+  readonly panels?: Panel[];
+}
+
+/** Every query expression of the generated dashboards. */
+function dashboardQueries(files: readonly GeneratedFile[]): string[] {
+  const queries: string[] = [];
+  const walk = (panels: readonly Panel[]) => {
+    for (const panel of panels) {
+      for (const target of panel.targets ?? []) if (target.expr !== undefined) queries.push(target.expr);
+      walk(panel.panels ?? []);
+    }
+  };
+  for (const file of files.filter((each) => each.path.startsWith('dashboards/hermes-'))) walk((JSON.parse(file.contents) as { panels: Panel[] }).panels);
+  return queries;
+}
+
+/** Every rule of the generated rule files: recording rules by `record`, alerts by `alert`. */
+function rules(files: readonly GeneratedFile[]): { record?: string; alert?: string; expr: string }[] {
+  return files
+    .filter((file) => file.path.startsWith('rules/') && file.path.endsWith('.yml'))
+    .flatMap((file) => (parseYaml(file.contents) as { groups: { rules: { record?: string; alert?: string; expr: string }[] }[] }).groups.flatMap((group) => group.rules));
+}
+
+const NATIVE_BUNDLE = build({ histograms: 'native' });
+const CLASSIC_BUNDLE = build();
+/** What the native bundle changes: the histogram queries. */
+const nativeOnly = <T>(native: readonly T[], classic: readonly T[]): T[] => {
+  const classicTexts = new Set(classic.map((each) => JSON.stringify(each)));
+  return native.filter((each) => !classicTexts.has(JSON.stringify(each)));
+};
 
 interface VectorItem {
   readonly metric: Record<string, string>;
@@ -117,10 +169,12 @@ describe.skipIf(tool.path === undefined)(`native histograms in a real Prometheus
   let histogramNames: string[] = [];
   let classic = new Map<string, Map<string, ClassicSeries>>();
   const binary = tool.path ?? 'prometheus';
+  const bundleDir = mkdtempSync(join(tmpdir(), 'sidecar-native-bundle-'));
 
   const scrapeConfig = (target: string) => [
     'global:',
     '  scrape_interval: 1s',
+    '  evaluation_interval: 1s',
     'scrape_configs:',
     '  - job_name: hermes-sidecar',
     '    static_configs:',
@@ -135,10 +189,18 @@ describe.skipIf(tool.path === undefined)(`native histograms in a real Prometheus
   };
 
   beforeAll(async () => {
-    sidecar = await startSidecarProcess([]);
+    // semconv on: the bundle's GenAI panels and rule read those histograms too.
+    sidecar = await startSidecarProcess(['--metrics.semconv=true']);
     const target = new URL(sidecar.web).host;
+    const ruleFiles = NATIVE_BUNDLE.filter((file) => file.path.startsWith('rules/') && file.path.endsWith('.yml')).map((file) => {
+      const path = join(bundleDir, file.path);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, file.contents);
+      return path;
+    });
+    const directConfig = [...scrapeConfig(target), 'rule_files:', ...ruleFiles.map((file) => `  - ${JSON.stringify(file)}`), ''].join('\n');
     [direct, central] = await Promise.all([
-      startConfiguredPrometheus({ binary, mode: 'server', config: `${scrapeConfig(target).join('\n')}\n`, extraArgs: ['--enable-feature=native-histograms'] }),
+      startConfiguredPrometheus({ binary, mode: 'server', config: directConfig, extraArgs: ['--enable-feature=native-histograms'] }),
       startConfiguredPrometheus({
         binary,
         mode: 'server',
@@ -186,6 +248,7 @@ describe.skipIf(tool.path === undefined)(`native histograms in a real Prometheus
     await agent?.stop();
     await Promise.all([direct?.stop(), central?.stop()]);
     await sidecar?.stop();
+    rmSync(bundleDir, { recursive: true, force: true });
   });
 
   /** histogram_count and histogram_sum of every series of every family, as `family series` → [count, sum]. */
@@ -211,6 +274,7 @@ describe.skipIf(tool.path === undefined)(`native histograms in a real Prometheus
   it('has traffic in several histogram families to compare', () => {
     const observed = [...classic].filter(([, family]) => [...family.values()].some((entry) => entry.count > 0)).map(([name]) => name);
     expect(observed.length).toBeGreaterThanOrEqual(5);
+    expect(histogramNames.length).toBeGreaterThanOrEqual(observed.length);
     expect(observed).toContain('hermes_tool_call_duration_seconds');
     expect(observed).toContain('hermes_api_request_duration_seconds');
   });
@@ -273,5 +337,27 @@ describe.skipIf(tool.path === undefined)(`native histograms in a real Prometheus
       expect(items.filter((item) => item.histogram === undefined), name).toEqual([]);
     }
     expect(await vector(central, 'count({__name__=~"hermes_.+_bucket"})')).toEqual([]);
+  }, 60_000);
+
+  it('evaluates the monitoring bundle built for native histograms, with data', async () => {
+    const queries = nativeOnly(dashboardQueries(NATIVE_BUNDLE), dashboardQueries(CLASSIC_BUNDLE)).map(substitute);
+    const changedRules = nativeOnly(rules(NATIVE_BUNDLE), rules(CLASSIC_BUNDLE));
+    const records = changedRules.flatMap((rule) => (rule.record === undefined ? [] : [rule.record]));
+    expect(queries.length).toBeGreaterThan(20);
+    expect(records.length).toBeGreaterThanOrEqual(3);
+    expect(changedRules.some((rule) => rule.alert !== undefined)).toBe(true);
+    expect([...queries, ...changedRules.map((rule) => rule.expr)].filter((expr) => /_bucket\b|\ble\b/.test(expr))).toEqual([]);
+    const missing = async (): Promise<string[]> => {
+      const empty: string[] = [];
+      for (const expr of [...queries, ...records]) if ((await vector(direct, expr)).length === 0) empty.push(expr);
+      return empty;
+    };
+    let empty = await missing();
+    // Recording rules need an evaluation after the scrapes: waited for, with a deadline.
+    for (const deadline = Date.now() + 30_000; empty.length > 0 && Date.now() < deadline; await sleep(1000)) empty = await missing();
+    expect(empty).toEqual([]);
+    const body = (await (await fetch(`${direct.url}/api/v1/rules`)).json()) as { data: { groups: { rules: { name: string; health: string; lastError?: string }[] }[] } };
+    const unhealthy = body.data.groups.flatMap((group) => group.rules.filter((rule) => rule.health !== 'ok').map((rule) => `${rule.name}: ${rule.health} ${rule.lastError ?? ''}`));
+    expect(unhealthy).toEqual([]);
   }, 60_000);
 });
