@@ -1,5 +1,5 @@
 /**
- * Section 9's memory figure (fresh child process, `node --expose-gc`): V8 heap per histogram
+ * Section 9's memory figure (fresh child process, `node --expose-gc`): V8 heap and external memory per histogram
  * series with classic buckets only and with native buckets beside them, `--series N` series of
  * the tool-duration bucket set, each given `--observations M` durations from a seeded log-normal
  * spread (median 2 s, a factor of 8 either way within one standard deviation), as tool calls are.
@@ -17,12 +17,14 @@ const observations = Number(values.observations ?? 200);
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with --expose-gc');
 
+/** V8 heap used plus memory outside it (typed arrays' backing stores live there). */
 async function heapUsed(): Promise<number> {
   for (let pass = 0; pass < 3; pass += 1) {
     gc?.();
     await new Promise((resolve) => setImmediate(resolve));
   }
-  return process.memoryUsage().heapUsed;
+  const memory = process.memoryUsage();
+  return memory.heapUsed + memory.external;
 }
 
 const spec: MetricSpec = { name: 'bench_seconds', help: 'h', type: 'histogram', labelNames: ['tool'], labels: { tool: OPEN }, scope: 'self', preinit: false };
@@ -43,7 +45,7 @@ async function measure(native: NativeHistogramSettings | undefined): Promise<{ b
   }
   const after = await heapUsed();
   let buckets = 0;
-  for (const series of storage.series()) buckets += series.native?.positive.size ?? 0;
+  for (const series of storage.series()) buckets += series.native?.size ?? 0;
   return { bytesPerSeries: (after - before) / seriesCount, bucketsPerSeries: buckets / seriesCount };
 }
 

@@ -17,7 +17,14 @@ import { get as httpGet } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { TrafficModel, type Line } from '../../tools/traffic.js';
 import { decodeExposition, nativeSampleCount } from '../../test/support/protobuf.js';
-import { fmt, fmtInt, fmtMiB, fmtRatio, median, startSidecarBinary, sumSamples, table, timedGet, type RunOptions, type SectionResult } from '../lib.js';
+import { fmt, fmtInt, fmtMiB, fmtRatio, median, runChild, startSidecarBinary, sumSamples, table, timedGet, type RunOptions, type SectionResult } from '../lib.js';
+
+interface NativeMemory {
+  readonly seriesCount: number;
+  readonly observations: number;
+  readonly classic: { readonly bytesPerSeries: number };
+  readonly withNative: { readonly bytesPerSeries: number; readonly bucketsPerSeries: number };
+}
 
 const SEED = 42;
 const AGENTS = 6;
@@ -107,6 +114,12 @@ async function renderMs(web: string, accept: string): Promise<number> {
 
 export async function seriesSection(options: RunOptions): Promise<SectionResult> {
   const minutes = options.smoke ? 0.5 : 10;
+  const memory = await runChild<NativeMemory>(
+    'children/nativeMemory.ts',
+    ['--series', options.smoke ? '200' : '5000', '--observations', options.smoke ? '50' : '200'],
+    { nodeFlags: ['--expose-gc'] },
+  );
+  const nativeExtra = memory.withNative.bytesPerSeries - memory.classic.bytesPerSeries;
   // Renders unpaced, so back-to-back scrapes time the render rather than the pacing slot.
   const sidecar = await startSidecarBinary(['--web.min-render-interval=0.001']);
   try {
@@ -147,6 +160,11 @@ export async function seriesSection(options: RunOptions): Promise<SectionResult>
       table(['exposition', 'hermes_* samples (= series)', 'all samples', 'bytes plain', 'bytes gzip'], rows),
       '',
       `${fmtInt(histogramSeries)} \`hermes_*\` histogram series. RSS of the binary: ${fmtMiB(idleRss)} idle, ${fmtMiB(rss)} after the traffic and the scrapes.`,
+      '',
+      `Storage per histogram series (\`bench/children/nativeMemory.ts\`, ${fmtInt(memory.seriesCount)} series of the tool-duration buckets, ` +
+        `${fmtInt(memory.observations)} log-normal observations each, V8 heap + external after a full GC): classic buckets only ${fmtInt(memory.classic.bytesPerSeries)} B, ` +
+        `with native buckets ${fmtInt(memory.withNative.bytesPerSeries)} B (${fmt(memory.withNative.bucketsPerSeries, 1)} populated native buckets, ` +
+        `${fmt(nativeExtra / memory.withNative.bucketsPerSeries, 1)} B each).`,
       '',
       `Render (request to last byte, uncompressed): protobuf first after the traffic ${fmt(coldProtobufMs, 1)} ms (every series encoded), then ` +
         `${fmt(warmProtobufMs, 1)} ms (median of ${WARM_SCRAPES}, from the per-series cache); text ${fmt(coldTextMs, 1)} ms, then ${fmt(warmTextMs, 1)} ms.`,

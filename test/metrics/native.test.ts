@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  addToBucket,
   bucketKey,
   bucketUpperBound,
   DEFAULT_NATIVE_SETTINGS,
@@ -13,6 +14,7 @@ import {
   MIN_SCHEMA,
   newNativeBuckets,
   observeNative,
+  populatedBuckets,
   relativeBucketWidth,
   schemaForFactor,
   spansAndDeltas,
@@ -117,7 +119,7 @@ describe('observeNative', () => {
     const buckets = newNativeBuckets(settings);
     for (const value of [0, 0.0005, 0.001, 0.0011]) observeNative(buckets, value, settings);
     expect(buckets.zeroCount).toBe(3);
-    expect([...buckets.positive]).toEqual([[bucketKey(0.0011, 3), 1]]);
+    expect([...populatedBuckets(buckets)]).toEqual([[bucketKey(0.0011, 3), 1]]);
   });
 
   it('halves the resolution when the bucket limit is passed, merging key k into ceil(k/2)', () => {
@@ -130,7 +132,7 @@ describe('observeNative', () => {
     // Schema 2: 0 → 0, 2 → 1, 5 → 3, 8 → 4, 13 → 7: still five, so once more to schema 1: 0, 1, 2, 2, 4.
     expect(observeNative(buckets, 3, settings)).toBe(2);
     expect(buckets.schema).toBe(1);
-    expect(new Map(buckets.positive)).toEqual(new Map([[0, 1], [1, 2], [2, 2], [4, 1]]));
+    expect(populatedBuckets(buckets)).toEqual(new Map([[0, 1], [1, 2], [2, 2], [4, 1]]));
   });
 
   it('halves until the series fits and every observation is still counted', () => {
@@ -139,13 +141,13 @@ describe('observeNative', () => {
     const values = [1, 1.1, 1.1, 1.5, 2, 3];
     let halvings = 0;
     for (const value of values) halvings += observeNative(buckets, value, settings);
-    expect(buckets.positive.size).toBeLessThanOrEqual(3);
-    expect([...buckets.positive.values()].reduce((a, b) => a + b, 0)).toBe(values.length);
+    expect(buckets.size).toBeLessThanOrEqual(3);
+    expect([...populatedBuckets(buckets).values()].reduce((a, b) => a + b, 0)).toBe(values.length);
     expect(halvings).toBe(3 - buckets.schema);
     // Each value is in the bucket its key at the final schema names.
     const expected = new Map<number, number>();
     for (const value of values) expected.set(bucketKey(value, buckets.schema), (expected.get(bucketKey(value, buckets.schema)) ?? 0) + 1);
-    expect(new Map(buckets.positive)).toEqual(expected);
+    expect(populatedBuckets(buckets)).toEqual(expected);
   });
 
   it('never goes below schema -4, even when the limit cannot be met', () => {
@@ -153,16 +155,33 @@ describe('observeNative', () => {
     const buckets = newNativeBuckets(settings);
     for (const value of [1e-300, 1e300, Number.MAX_VALUE]) observeNative(buckets, value, settings);
     expect(buckets.schema).toBe(MIN_SCHEMA);
-    expect(buckets.positive.size).toBe(2);
+    expect(buckets.size).toBe(2);
     const { spans, deltas } = spansAndDeltas(buckets);
     expect([...spans.flatMap((span) => [span.offset, span.length]), ...deltas].every(Number.isFinite)).toBe(true);
+  });
+});
+
+describe('addToBucket', () => {
+  it('keeps the populated buckets sorted and counted as a Map would, through growth', () => {
+    const buckets = newNativeBuckets(DEFAULT_NATIVE_SETTINGS);
+    const reference = new Map<number, number>();
+    let state = 12345;
+    for (let index = 0; index < 2000; index += 1) {
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      const key = (state % 301) - 150;
+      addToBucket(buckets, key, 1);
+      reference.set(key, (reference.get(key) ?? 0) + 1);
+    }
+    const sorted = new Map([...reference].sort(([a], [b]) => a - b));
+    expect([...populatedBuckets(buckets)]).toEqual([...sorted]);
+    expect(buckets.size).toBe(reference.size);
   });
 });
 
 describe('spansAndDeltas', () => {
   it('lays populated buckets out as spans with gaps and count deltas', () => {
     const buckets = newNativeBuckets(DEFAULT_NATIVE_SETTINGS);
-    for (const [key, count] of [[5, 2], [-3, 1], [6, 7], [-2, 4], [40, 1]] as const) buckets.positive.set(key, count);
+    for (const [key, count] of [[5, 2], [-3, 1], [6, 7], [-2, 4], [40, 1]] as const) addToBucket(buckets, key, count);
     expect(spansAndDeltas(buckets)).toEqual({
       spans: [
         { offset: -3, length: 2 },
