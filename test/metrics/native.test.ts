@@ -3,6 +3,7 @@
  * every schema, frexp at the edges of the double range, resolution halving at the bucket limit,
  * the zero bucket, and hostile values that must never yield a non-finite number.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   addToBucket,
@@ -76,6 +77,23 @@ describe('bucketKey', () => {
     }
     expect(bucketKey(Number.MAX_VALUE, 0)).toBe(1024);
     expect(bucketKey(Number.MIN_VALUE, 0)).toBe(-1074);
+  });
+});
+
+describe('bucketKey against its definition', () => {
+  it.each(SCHEMAS)('puts a value v in the bucket k with 2^((k-1)·2^-s) < v <= 2^(k·2^-s) at schema %i', (schema) => {
+    fc.assert(
+      fc.property(fc.double({ min: Number.MIN_VALUE, max: Number.MAX_VALUE, noNaN: true }), (value) => {
+        const key = bucketKey(value, schema);
+        // Bounds computed independently in log space; a value within a few ulp of a boundary is
+        // only checked to be on one of its two sides.
+        const position = Math.log2(value) * 2 ** schema;
+        const slack = 1e-9 * Math.max(1, Math.abs(position));
+        expect(position).toBeLessThanOrEqual(key + slack);
+        expect(position).toBeGreaterThan(key - 1 - slack);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 
