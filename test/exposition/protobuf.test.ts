@@ -4,6 +4,7 @@
  * gauges, classic buckets with exemplars and native buckets, label pairs sorted, empty families
  * left out, and the per-series cache giving the same bytes as a fresh encoding.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ProtobufSerializer } from '../../src/exposition/protobuf.js';
 import { Serializer } from '../../src/exposition/serializer.js';
@@ -112,5 +113,23 @@ describe('protobuf exposition', () => {
     const decoded = decodeExposition(after);
     expect(decoded[0]?.metric[0]?.counter?.value).toBe(42);
     expect(decoded[2]?.metric[0]?.histogram?.sampleCount).toBe(6);
+  });
+
+  it('round-trips any label value and any finite counter or gauge value', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.string({ unit: 'binary', maxLength: 40 }), fc.double({ noNaN: true, noDefaultInfinity: true })), { minLength: 1, maxLength: 8 }), (writes) => {
+        const gauge = new GaugeStorage(options('demo_any', 'gauge', ['value']));
+        const expected = new Map<string, number>();
+        for (const [label, value] of writes) {
+          gauge.set({ value: label }, value);
+          expected.set(label, value);
+        }
+        const [family] = decodeExposition(Buffer.concat(new ProtobufSerializer().serialize([gauge])));
+        const decoded = new Map(family?.metric.map((metric) => [metric.label[0]?.value ?? '', metric.gauge?.value ?? Number.NaN]));
+        // -0 and 0 are one gauge value to storage (it skips a set that does not change the value).
+        expect([...decoded].map(([label, value]) => [label, value + 0])).toEqual([...expected].map(([label, value]) => [label, value + 0]));
+      }),
+      { numRuns: 300 },
+    );
   });
 });
