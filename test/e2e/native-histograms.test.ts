@@ -13,7 +13,8 @@
  * bucket the quantile falls in (both estimates lie in buckets that hold the observation at the
  * quantile's rank).
  *
- * The same Prometheus loads the monitoring bundle built for native histograms
+ * Its exemplar storage keeps the buckets' exemplars with the native series. The same Prometheus
+ * loads the monitoring bundle built for native histograms
  * (`build({histograms: 'native'})`): every dashboard query, recording rule and alert that differs
  * from the classic bundle evaluates without error and, dashboards and recording rules, with data.
  */
@@ -165,6 +166,7 @@ describe.skipIf(tool.path === undefined)(`native histograms in a real Prometheus
   let central: RunningPrometheus;
   /** After the traffic: the sidecar's text and protobuf answers, and its histogram families. */
   let text = '';
+  let openMetrics = '';
   let decoded: DecodedFamily[] = [];
   let histogramNames: string[] = [];
   let classic = new Map<string, Map<string, ClassicSeries>>();
@@ -200,7 +202,7 @@ describe.skipIf(tool.path === undefined)(`native histograms in a real Prometheus
     });
     const directConfig = [...scrapeConfig(target), 'rule_files:', ...ruleFiles.map((file) => `  - ${JSON.stringify(file)}`), ''].join('\n');
     [direct, central] = await Promise.all([
-      startConfiguredPrometheus({ binary, mode: 'server', config: directConfig, extraArgs: ['--enable-feature=native-histograms'] }),
+      startConfiguredPrometheus({ binary, mode: 'server', config: directConfig, extraArgs: ['--enable-feature=native-histograms,exemplar-storage'] }),
       startConfiguredPrometheus({
         binary,
         mode: 'server',
@@ -239,6 +241,7 @@ describe.skipIf(tool.path === undefined)(`native histograms in a real Prometheus
       if ((await scrapedSince(direct, trafficEnded)) && (await scrapedSince(agent, trafficEnded))) break;
     }
     text = await (await fetch(`${sidecar.web}/metrics`)).text();
+    openMetrics = await (await fetch(`${sidecar.web}/metrics`, { headers: { Accept: 'application/openmetrics-text' } })).text();
     decoded = decodeExposition(new Uint8Array(await (await fetch(`${sidecar.web}/metrics`, { headers: { Accept: NATIVE_ACCEPT } })).arrayBuffer()));
     histogramNames = decoded.filter((family) => family.type === 'HISTOGRAM' && family.name.startsWith('hermes_')).map((family) => family.name);
     classic = classicHistograms(text, histogramNames);
@@ -286,6 +289,34 @@ describe.skipIf(tool.path === undefined)(`native histograms in a real Prometheus
       expect(items.filter((item) => item.histogram === undefined || item.value !== undefined), name).toEqual([]);
     }
     expect(await vector(direct, 'count({__name__=~"hermes_.+_bucket"})')).toEqual([]);
+  });
+
+  it('keeps a bucket exemplar with each native series', async () => {
+    // Prometheus 2.42 takes one exemplar per native histogram and scrape: that of the lowest bucket
+    // holding one (later versions take every bucket's). The sidecar's OpenMetrics answer shows
+    // each bucket's newest exemplar now; the first of each series is what the last scrape stored.
+    const expected = new Set<string>();
+    const seen = new Set<string>();
+    for (const line of openMetrics.split('\n')) {
+      const match = /^hermes_tool_call_duration_seconds_bucket\{(.*)\} \d+ # \{tool_call_id="([^"]+)"[^}]*\} (\S+) /.exec(line);
+      if (match === null) continue;
+      const labels = Object.fromEntries([...(match[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)].filter((pair) => pair[1] !== 'le').map((pair) => [pair[1], pair[2]]));
+      const key = seriesKey(labels as Record<string, string>);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      expected.add(`${key} ${match[2] ?? ''} ${Number(match[3])}`);
+    }
+    expect(expected.size).toBeGreaterThan(3);
+    const answer = (await (
+      // The traffic's clock runs ahead of the wall clock (its calls take simulated minutes): a wide window.
+      await fetch(`${direct.url}/api/v1/query_exemplars?query=hermes_tool_call_duration_seconds&start=0&end=${Date.now() / 1000 + 30 * 86_400}`)
+    ).json()) as { data: { seriesLabels: Record<string, string>; exemplars: { labels: Record<string, string>; value: string }[] }[] };
+    const stored = new Set(
+      answer.data.flatMap((entry) => entry.exemplars.map((exemplar) => `${seriesKey(entry.seriesLabels)} ${exemplar.labels.tool_call_id ?? ''} ${Number(exemplar.value)}`)),
+    );
+    expect([...expected].filter((exemplar) => !stored.has(exemplar))).toEqual([]);
+    // Only exemplars the sidecar sent: content-free ids, never series labels.
+    expect(answer.data.every((entry) => entry.exemplars.every((exemplar) => /^toolu_\d+$/.test(exemplar.labels.tool_call_id ?? '')))).toBe(true);
   });
 
   it('gives histogram_count and histogram_sum equal to the text _count and _sum, exactly', async () => {
