@@ -22,8 +22,8 @@ import { fmt, fmtInt, fmtMiB, fmtRatio, median, runChild, startSidecarBinary, su
 interface NativeMemory {
   readonly seriesCount: number;
   readonly observations: number;
-  readonly classic: { readonly bytesPerSeries: number };
-  readonly withNative: { readonly bytesPerSeries: number; readonly bucketsPerSeries: number };
+  readonly classic: { readonly bytesPerSeries: number; readonly nsPerObservation: number };
+  readonly withNative: { readonly bytesPerSeries: number; readonly bucketsPerSeries: number; readonly nsPerObservation: number };
 }
 
 const SEED = 42;
@@ -165,7 +165,8 @@ export async function seriesSection(options: RunOptions): Promise<SectionResult>
       `Storage per histogram series (\`bench/children/nativeMemory.ts\`, ${fmtInt(memory.seriesCount)} series of the tool-duration buckets, ` +
         `${fmtInt(memory.observations)} log-normal observations each, V8 heap + external after a full GC): classic buckets only ${fmtInt(memory.classic.bytesPerSeries)} B, ` +
         `with native buckets ${fmtInt(memory.withNative.bytesPerSeries)} B (${fmt(memory.withNative.bucketsPerSeries, 1)} populated native buckets, ` +
-        `${fmt(nativeExtra / memory.withNative.bucketsPerSeries, 1)} B each).`,
+        `${fmt(nativeExtra / memory.withNative.bucketsPerSeries, 1)} B each). Time per observation (series creation included): ` +
+        `${fmt(memory.classic.nsPerObservation, 0)} ns classic only, ${fmt(memory.withNative.nsPerObservation, 0)} ns with native buckets.`,
       '',
       `Render (request to last byte, uncompressed): protobuf first after the traffic ${fmt(coldProtobufMs, 1)} ms (every series encoded), then ` +
         `${fmt(warmProtobufMs, 1)} ms (median of ${WARM_SCRAPES}, from the per-series cache); text ${fmt(coldTextMs, 1)} ms, then ${fmt(warmTextMs, 1)} ms.`,

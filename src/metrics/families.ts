@@ -7,6 +7,9 @@
  * series is one Map lookup per label and an addition. Rendering lives elsewhere: nothing here
  * knows a format.
  *
+ * A histogram series may also keep native (exponential) buckets of the same observations
+ * (src/metrics/native.ts), for the protobuf exposition.
+ *
  * Storage refuses what no sample may hold: non-finite values anywhere, negative increments of
  * counters and negative observations of histograms. Every refusal is counted (`onInvalid`),
  * never silent. Agent families share a global series budget; past it, a new label set folds
