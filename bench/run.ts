@@ -17,6 +17,7 @@
  *   plugin       bench/plugin_callback.py's table, when present
  *   hostcpu      the plugin's whole-process CPU vs in-process prometheus_client (plugin_host_cpu.py)
  *   freshness    Python hook call → visible on /metrics (bench/freshness.py)
+ *   series       samples, series, bytes per scrape and RSS after the reference traffic, classic (text) against native (protobuf)
  *
  * Every ratio is measured side by side in the same run; absolute figures are printed too, and
  * the load average at the start and end of each section. A section that throws (an equivalence
@@ -36,6 +37,7 @@ import { pluginSection } from './sections/plugin.js';
 import { profileSection } from './sections/profile.js';
 import { scrapeSection } from './sections/scrape.js';
 import { scrapeLoadSection } from './sections/scrapeload.js';
+import { seriesSection } from './sections/series.js';
 
 const options: RunOptions = { smoke: process.argv.includes('--smoke') };
 const RESULTS = `${ROOT}bench/RESULTS.md`;
@@ -115,6 +117,7 @@ const measuredOverHttp = async (): Promise<void> => {
   await section('scrape', '3. Scrape time against prom-client', () => scrapeSection(options));
   await section('scrapeload', '4. Ingest with and without a scrape every second', () => scrapeLoadSection(options));
   await section('freshness', '8. Freshness', () => freshnessSection(options));
+  await section('series', '9. Series budget per host: classic against native histograms', () => seriesSection(options));
 };
 const measuredInPython = async (): Promise<void> => {
   await section('plugin', '6. Plugin side', () => pluginSection(options));
@@ -153,7 +156,7 @@ function resultsMarkdown(): string {
     process.env.npm_lifecycle_event === 'bench' && process.env.npm_lifecycle_script !== undefined
       ? `npm run bench\` (\`${process.env.npm_lifecycle_script}`
       : `${process.env.npm_command === 'exec' ? 'npx ' : ''}tsx bench/run.ts${args.length > 0 ? ` ${args.join(' ')}` : ''}`;
-  const order = ['aggregation', 'ingest', 'scrape', 'scrapeload', 'memory', 'plugin', 'hostcpu', 'freshness', 'profile'];
+  const order = ['aggregation', 'ingest', 'scrape', 'scrapeload', 'memory', 'plugin', 'hostcpu', 'freshness', 'series', 'profile'];
   const ordered = [...ran].sort((a, b) => order.indexOf(a.result.key) - order.indexOf(b.result.key));
   return [
     '# Benchmark results',

@@ -7,6 +7,8 @@
  * committed files are `build()` with these defaults.
  */
 
+import type { HistogramKind } from './promql.js';
+
 /** Prometheus scrape job of the sidecar's /metrics endpoint in the bundled prometheus.yml. */
 export const jobName = 'hermes-sidecar';
 
@@ -92,6 +94,8 @@ export interface MonitoringConfig {
   readonly slos: Slos;
   /** Base of every alert's runbook_url; the anchor is the lowercased alert name. */
   readonly runbookBase: string;
+  /** The histograms the queries read: classic `_bucket` series (the default) or native histograms. */
+  readonly histograms: HistogramKind;
 }
 
 export const defaults: MonitoringConfig = {
@@ -115,4 +119,5 @@ export const defaults: MonitoringConfig = {
     providerLatency: { objective: 0.95, minEvents: 30, thresholdSeconds: 81.92 },
   },
   runbookBase: 'https://github.com/hermes-prometheus-sidecar/hermes-prometheus-sidecar/blob/main/docs/runbook.md',
+  histograms: 'classic',
 };

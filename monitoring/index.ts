@@ -16,6 +16,7 @@
 import { defaults, type MonitoringConfig, type Slos, type Thresholds } from './config.js';
 import { generatedFiles, type GeneratedFile } from './files.js';
 import { validateConfig } from './validate.js';
+import type { HistogramKind } from './promql.js';
 
 /** Overrides of single SLO fields; the others keep their defaults. */
 export type SloOptions = { readonly [Name in keyof Slos]?: Partial<Slos[Name]> };
@@ -29,6 +30,11 @@ export interface BuildOptions {
   readonly slos?: SloOptions;
   /** Base URL of the runbook; each alert links to `<runbookBase>#<alertname lowercased>`. */
   readonly runbookBase?: string;
+  /**
+   * `native`: histogram queries read native histograms (a Prometheus scraping with
+   * `--enable-feature=native-histograms`); default `classic`, the `_bucket` series.
+   */
+  readonly histograms?: HistogramKind;
 }
 
 function resolveSlos(options: SloOptions = {}): Slos {
@@ -46,6 +52,7 @@ export function resolveConfig(options: BuildOptions = {}): MonitoringConfig {
     thresholds: { ...defaults.thresholds, ...options.thresholds },
     slos: resolveSlos(options.slos),
     runbookBase: options.runbookBase ?? defaults.runbookBase,
+    histograms: options.histograms ?? defaults.histograms,
   });
 }
 
@@ -54,5 +61,5 @@ export function build(options: BuildOptions = {}): GeneratedFile[] {
   return generatedFiles(resolveConfig(options));
 }
 
-export { defaults, type GeneratedFile, type MonitoringConfig, type Slos, type Thresholds };
+export { defaults, type GeneratedFile, type HistogramKind, type MonitoringConfig, type Slos, type Thresholds };
 export { MonitoringConfigError } from './validate.js';

@@ -84,6 +84,7 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     maxAgentSeries: config.maxAgentSeries,
     defaultMetrics: deps.defaultMetrics ?? true,
     semconv: config.semconv,
+    nativeHistograms: config.nativeHistograms,
   });
   const exposition = createExposition(registry);
   const { metrics } = registry;

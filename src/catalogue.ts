@@ -120,6 +120,7 @@ const ORDER = [
   'seriesLimit',
   'seriesOverflow',
   'invalidValues',
+  'nativeHalvings',
   'webAuthFailures',
   'scrapeErrors',
   'buildInfo',

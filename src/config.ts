@@ -18,6 +18,7 @@ import type { PriceEntry } from './correlate/recorders/pricing.js';
 import { DEFAULT_MAX_TABLE_BYTES } from './correlate/assemble.js';
 import type { ListenerSettings } from './net/listener.js';
 import { DEFAULT_BUCKETS, type BucketSets } from './metrics/declare.js';
+import { DEFAULT_BUCKET_FACTOR, DEFAULT_ZERO_THRESHOLD, MAX_NATIVE_BUCKETS, schemaForFactor, type NativeHistogramSettings } from './metrics/native.js';
 
 export { ConfigError } from './errors.js';
 export { parseListenAddress, type ListenAddress } from './configValues.js';
@@ -64,6 +65,9 @@ export const OPTIONS = [
   { flag: 'sequence.max-instances', kind: 'positiveInt', default: 10_000, help: 'Most plugin instances remembered (least recently seen evicted and counted).' },
   { flag: 'sequence.max-bytes', kind: 'positiveInt', default: 64 * 1024 * 1024, help: 'Bytes the plugin instance table may hold (ids and sequence state; least recently seen evicted and counted); evicted instances\' tombstones get a quarter of it more.' },
   { flag: 'metrics.max-series', kind: 'positiveInt', default: 10_000, help: 'Global cap on live label sets across agent metrics; new ones past it fold into overflow series (open labels as "other").' },
+  { flag: 'metrics.native-histogram-bucket-factor', kind: 'bucketFactor', default: DEFAULT_BUCKET_FACTOR, help: 'Growth factor from one native histogram bucket to the next, as client_golang\'s NativeHistogramBucketFactor: the schema used is the coarsest whose factor 2^(2^-schema) is no larger (1.1 gives schema 3, buckets 9% wide; 2 gives schema 0; at most schema 8, at least -4). Native buckets are sent in the protobuf exposition only, beside the classic ones.' },
+  { flag: 'metrics.native-histogram-zero-threshold', kind: 'positiveNumber', default: DEFAULT_ZERO_THRESHOLD, help: 'Observations at or below this count in the native histograms\' zero bucket (default 2^-128, client_golang\'s). Positive, so Prometheus reads every histogram as native, even before its first observation.' },
+  { flag: 'metrics.native-histogram-max-buckets', kind: 'nativeBuckets', default: MAX_NATIVE_BUCKETS, help: 'Most populated native buckets per histogram series (1 to 160); past it the series halves its resolution (schema minus 1) until it fits. 160, client_golang\'s recommendation and OpenTelemetry\'s default, spans a range of a million at schema 3; more only adds bytes to every sample.' },
   { flag: 'metrics.semconv', kind: 'boolean', default: 'false', help: 'Also export the OpenTelemetry GenAI families gen_ai_client_operation_duration_seconds and gen_ai_client_token_usage (true or false). Off by default: they repeat the API call data under a second set of names and spend the series budget.' },
   { flag: 'memory.limit-bytes', kind: 'nonNegativeInt', default: 512 * 1024 * 1024, help: 'Live memory (V8 heap used + Buffers) above which ingest answers 503 + Retry-After and /-/ready 503, until it is 10% below (0 disables).' },
   { flag: 'memory.rss-limit-bytes', kind: 'nonNegativeInt', default: 0, help: 'Resident memory above which ingest answers 503 + Retry-After, while live memory is at least half of it (0 disables).' },
@@ -126,6 +130,8 @@ export interface Config {
   readonly maxAgentSeries: number;
   /** Export the OpenTelemetry GenAI semantic-convention families too. */
   readonly semconv: boolean;
+  /** Native buckets kept beside every histogram's classic ones (sent in the protobuf exposition). */
+  readonly nativeHistograms: NativeHistogramSettings;
   readonly memory: { readonly liveLimitBytes: number; readonly rssLimitBytes: number; readonly heapLimitBytes: number };
   readonly labels: LabelRules;
   readonly buckets: BucketSets;
@@ -341,6 +347,11 @@ export function loadConfig(inputs: ConfigInputs): Config {
     },
     maxAgentSeries: get('metrics.max-series'),
     semconv: get('metrics.semconv'),
+    nativeHistograms: {
+      schema: schemaForFactor(get('metrics.native-histogram-bucket-factor')),
+      zeroThreshold: get('metrics.native-histogram-zero-threshold'),
+      maxBuckets: get('metrics.native-histogram-max-buckets'),
+    },
     memory: {
       liveLimitBytes: get('memory.limit-bytes'),
       rssLimitBytes: get('memory.rss-limit-bytes'),

@@ -6,8 +6,9 @@
 import { z } from 'zod';
 import { numberLike, oneOf, positiveWholeNumber, show } from './configFile.js';
 import type { LogFormat } from './log.js';
+import { MAX_NATIVE_BUCKETS } from './metrics/native.js';
 
-export type Kind = 'address' | 'path' | 'file' | 'positiveInt' | 'nonNegativeInt' | 'seconds' | 'logLevel' | 'logFormat' | 'boolean';
+export type Kind = 'address' | 'path' | 'file' | 'positiveInt' | 'nonNegativeInt' | 'seconds' | 'logLevel' | 'logFormat' | 'boolean' | 'bucketFactor' | 'positiveNumber' | 'nativeBuckets';
 
 export interface ListenAddress {
   readonly host: string;
@@ -54,6 +55,12 @@ export const KINDS: Record<Kind, { readonly schema: z.ZodType; readonly expected
     expected: 'a whole number, 0 or more',
   },
   seconds: { schema: numberLike(z.number().positive().finite()), expected: 'a positive number of seconds' },
+  bucketFactor: { schema: numberLike(z.number().gt(1).finite()), expected: 'a number above 1 (the growth factor from one native histogram bucket to the next)' },
+  positiveNumber: { schema: numberLike(z.number().positive().finite()), expected: 'a positive number' },
+  nativeBuckets: {
+    schema: numberLike(z.number().int().min(1).max(MAX_NATIVE_BUCKETS)),
+    expected: `a whole number from 1 to ${MAX_NATIVE_BUCKETS}`,
+  },
   logLevel: { schema: z.enum(LOG_LEVELS), expected: `one of ${oneOf(LOG_LEVELS)}` },
   logFormat: { schema: z.enum(LOG_FORMATS), expected: oneOf(LOG_FORMATS) },
   boolean: {

@@ -54,7 +54,16 @@ describe('defaults', () => {
     expect(config.sequence).toEqual({ instanceTtlSeconds: 3600, maxInstances: 10_000, window: 100_000, reorderSeconds: 30, maxBytes: 64 * 1024 * 1024 });
     expect(config.labels.model).toEqual({ cap: 256 });
     expect(config.buckets).toEqual(DEFAULT_BUCKETS);
+    expect(config.nativeHistograms).toEqual({ schema: 3, zeroThreshold: 2 ** -128, maxBuckets: 160 });
     expect(Object.isFrozen(config.ingest)).toBe(true);
+  });
+
+  it('maps the native histogram bucket factor to its schema and takes the zero threshold and bucket limit', () => {
+    const config = loadConfig({
+      argv: ['--metrics.native-histogram-bucket-factor=2', '--metrics.native-histogram-zero-threshold=1e-9', '--metrics.native-histogram-max-buckets=20'],
+      env: {},
+    });
+    expect(config.nativeHistograms).toEqual({ schema: 0, zeroThreshold: 1e-9, maxBuckets: 20 });
   });
 });
 
@@ -93,6 +102,10 @@ describe('invalid values stop the start with one sentence naming the setting, it
     [['--log.level=loud'], {}, `--log.level=loud (from the command line) must be ${LEVELS}.`],
     [['--log.format=xml'], {}, '--log.format=xml (from the command line) must be json or logfmt.'],
     [['--metrics.semconv=yes'], {}, '--metrics.semconv=yes (from the command line) must be true or false.'],
+    [['--metrics.native-histogram-bucket-factor=1'], {}, '--metrics.native-histogram-bucket-factor=1 (from the command line) must be a number above 1 (the growth factor from one native histogram bucket to the next).'],
+    [['--metrics.native-histogram-zero-threshold=0'], {}, '--metrics.native-histogram-zero-threshold=0 (from the command line) must be a positive number.'],
+    [['--metrics.native-histogram-max-buckets=161'], {}, '--metrics.native-histogram-max-buckets=161 (from the command line) must be a whole number from 1 to 160.'],
+    [['--metrics.native-histogram-max-buckets=0'], {}, '--metrics.native-histogram-max-buckets=0 (from the command line) must be a whole number from 1 to 160.'],
     [['--no-such-flag=1'], {}, '--no-such-flag (from the command line) is not an option: --help lists every option.'],
     [['--ingest.queue-capacty=1'], {}, '--ingest.queue-capacty (from the command line) is not an option: did you mean --ingest.queue-capacity?'],
     [['--ingest.queue-capacity'], {}, '--ingest.queue-capacity (from the command line) needs a value: write --ingest.queue-capacity=VALUE.'],

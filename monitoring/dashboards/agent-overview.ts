@@ -8,7 +8,8 @@
  * everything else uses $__rate_interval.
  */
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
-import { RECORDING as R } from '../rules/recording.js';
+import { apiDurationRateRecord, RECORDING as R } from '../rules/recording.js';
+import { quantileLabels } from '../promql.js';
 import {
   bargauge,
   buildDashboard,
@@ -40,7 +41,7 @@ function recorded(q: Promql, name: string): string {
 }
 
 function recordedLatencyQuantile(q: Promql, quantile: number, labels: readonly string[]): string {
-  return `histogram_quantile(${quantile}, ${sumBy(['le', ...labels], recorded(q, R.apiDurationBucketsRate))})`;
+  return `histogram_quantile(${quantile}, ${sumBy(quantileLabels(labels, q.histograms), recorded(q, apiDurationRateRecord(q.histograms)))})`;
 }
 
 function recordedErrorRatio(q: Promql, labels: readonly string[]): string {
@@ -687,7 +688,7 @@ const sessionsAndOutputSpeed = (q: Promql): RowSpec => ({
 });
 
 export function agentOverviewDashboard(config: MonitoringConfig): Dashboard {
-  const q = promql(config.selector);
+  const q = promql(config.selector, config.histograms);
   return buildDashboard({
     uid: AGENT_OVERVIEW_UID,
     title: 'Hermes Agent overview',

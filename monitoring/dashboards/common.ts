@@ -29,7 +29,7 @@ import { DataqueryBuilder } from '@grafana/grafana-foundation-sdk/prometheus';
 import { PanelBuilder as StatPanelBuilder } from '@grafana/grafana-foundation-sdk/stat';
 import { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries';
 import { grafana } from '../config.js';
-import { series } from '../promql.js';
+import { histogramSeries, quantileLabels, series, type HistogramKind } from '../promql.js';
 
 /** Every panel and query reads from the data source the viewer picked; no uid is hard-coded. */
 export const DATASOURCE: DataSourceRef = { type: 'prometheus', uid: '${datasource}' };
@@ -45,6 +45,8 @@ export interface Promql {
   rateOf(name: string, ...extra: readonly string[]): string;
   /** Quantile of a catalogue histogram over the selected sidecars, split by `labels`. */
   quantileOf(quantile: number, histogram: string, labels: readonly string[], ...extra: readonly string[]): string;
+  /** The histograms the queries read (classic buckets or native histograms). */
+  readonly histograms: HistogramKind;
 }
 
 /** The viewer's job/instance selection, after the bundle's selector. */
@@ -53,14 +55,15 @@ export const SELECTION = ['job=~"$job"', 'instance=~"$instance"'] as const;
 /** Grafana's window for rate(): at least four scrape intervals, so it never comes out empty. */
 export const RATE_INTERVAL = '$__rate_interval';
 
-export function promql(selector: string): Promql {
+export function promql(selector: string, histograms: HistogramKind = 'classic'): Promql {
   const selected = (name: string, ...extra: readonly string[]): string => series(name, selector, ...SELECTION, ...extra);
   const rateOf = (name: string, ...extra: readonly string[]): string => `rate(${selected(name, ...extra)}[${RATE_INTERVAL}])`;
   return {
     selected,
     rateOf,
+    histograms,
     quantileOf: (quantile, histogram, labels, ...extra) =>
-      `histogram_quantile(${quantile}, ${sumBy(['le', ...labels], rateOf(`${histogram}_bucket`, ...extra))})`,
+      `histogram_quantile(${quantile}, ${sumBy(quantileLabels(labels, histograms), rateOf(histogramSeries(histogram, histograms), ...extra))})`,
   };
 }
 

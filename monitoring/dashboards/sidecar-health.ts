@@ -375,11 +375,15 @@ const processRow = (q: Promql): RowSpec => ({
     }),
     timeseries({
       title: 'Series folded by the global cap',
-      description: 'New label sets per second folded into overflow series (open labels as "other") because the global series cap was reached, by metric.',
+      description:
+        'New label sets per second folded into overflow series (open labels as "other") because the global series cap was reached, by metric; and native histogram halvings: a series that passed --metrics.native-histogram-max-buckets halved its native resolution.',
       unit: 'cps',
       min: 0,
       width: 8,
-      queries: [{ expr: sumBy(['metric'], q.rateOf('hermes_sidecar_series_overflow_total')), legend: '{{metric}}' }],
+      queries: [
+        { expr: sumBy(['metric'], q.rateOf('hermes_sidecar_series_overflow_total')), legend: '{{metric}}' },
+        { expr: sumBy([], q.rateOf('hermes_sidecar_native_histogram_halvings_total')), legend: 'native histogram halvings' },
+      ],
     }),
     timeseries({
       title: 'Scrape errors by stage',
@@ -397,7 +401,7 @@ const processRow = (q: Promql): RowSpec => ({
 });
 
 export function sidecarHealthDashboard(config: MonitoringConfig): Dashboard {
-  const q = promql(config.selector);
+  const q = promql(config.selector, config.histograms);
   return buildDashboard({
     uid: SIDECAR_HEALTH_UID,
     title: 'Hermes sidecar health',

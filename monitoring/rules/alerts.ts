@@ -9,7 +9,7 @@
  * - Symptoms first (error ratio, latency, loss); causes are left to the runbook.
  */
 import type { MonitoringConfig } from '../config.js';
-import { lines, series } from '../promql.js';
+import { histogramSeries, lines, series } from '../promql.js';
 import { budgetAlertGroups } from './budget.js';
 import { RECORDING as R } from './recording.js';
 import type { AlertingRule, RuleGroup, Severity } from './types.js';
@@ -153,7 +153,7 @@ const sidecarAlerts = ({ selector, thresholds }: MonitoringConfig): RuleGroup<Al
   ],
 });
 
-const agentAlerts = ({ selector, thresholds }: MonitoringConfig): RuleGroup<AlertSpec> => ({
+const agentAlerts = ({ selector, thresholds, histograms }: MonitoringConfig): RuleGroup<AlertSpec> => ({
   name: 'hermes-agent.alerts',
   rules: [
     alert({
@@ -217,7 +217,7 @@ const agentAlerts = ({ selector, thresholds }: MonitoringConfig): RuleGroup<Aler
       severity: 'info',
       for: '15m',
       // A 30-minute window: approvals are rare and human-paced.
-      expr: `histogram_quantile(0.95, sum without (choice) (rate(${series('hermes_approval_wait_seconds_bucket', selector)}[30m]))) > ${thresholds.approvalWaitP95Seconds}`,
+      expr: `histogram_quantile(0.95, sum without (choice) (rate(${series(histogramSeries('hermes_approval_wait_seconds', histograms), selector)}[30m]))) > ${thresholds.approvalWaitP95Seconds}`,
       summary: 'Agents wait long for approval decisions.',
       description:
         'p95 wait for {{ $labels.surface }} approval decisions on {{ $labels.instance }} is {{ $value | humanizeDuration }} over the last 30 minutes.',

@@ -9,7 +9,7 @@
  * - Rules in a group run in order, so later rules may read earlier ones of the same group.
  */
 import type { MonitoringConfig } from '../config.js';
-import { lines, series } from '../promql.js';
+import { histogramSeries, lines, series, type HistogramKind } from '../promql.js';
 import { budgetRecordingGroups } from './budget.js';
 import type { RecordingRule, RuleGroup } from './types.js';
 
@@ -43,7 +43,12 @@ export const RECORDING = {
 
 const R = RECORDING;
 
-const apiGroup = ({ selector }: MonitoringConfig): RuleGroup<RecordingRule> => ({
+/** The recorded latency histogram of successful provider calls: classic buckets keep `le` in the level and `_bucket` in the name. */
+export function apiDurationRateRecord(kind: HistogramKind): string {
+  return kind === 'classic' ? R.apiDurationBucketsRate : 'provider_model:hermes_api_request_duration_seconds:rate5m';
+}
+
+const apiGroup = ({ selector, histograms }: MonitoringConfig): RuleGroup<RecordingRule> => ({
   name: 'hermes-api.rules',
   rules: [
     rule(
@@ -57,13 +62,13 @@ const apiGroup = ({ selector }: MonitoringConfig): RuleGroup<RecordingRule> => (
       'Failed provider API attempts per second, every reason and status code together.',
     ),
     rule(
-      R.apiDurationBucketsRate,
-      `sum without (kind, outcome) (rate(${series('hermes_api_request_duration_seconds_bucket', selector, 'outcome="success"')}[5m]))`,
+      apiDurationRateRecord(histograms),
+      `sum without (kind, outcome) (rate(${series(histogramSeries('hermes_api_request_duration_seconds', histograms), selector, 'outcome="success"')}[5m]))`,
       'Latency histogram of successful provider calls (Hermes times them from the start of the logical call, so retries count).',
     ),
     rule(
       R.apiDurationP95,
-      `histogram_quantile(0.95, ${series(R.apiDurationBucketsRate, selector)})`,
+      `histogram_quantile(0.95, ${series(apiDurationRateRecord(histograms), selector)})`,
       'p95 latency of successful provider calls.',
     ),
     rule(
@@ -138,12 +143,12 @@ const tokenGroup = ({ selector }: MonitoringConfig): RuleGroup<RecordingRule> =>
 });
 
 /** The OpenTelemetry GenAI families (exported with --metrics.semconv); idle without them. */
-const genAiGroup = ({ selector }: MonitoringConfig): RuleGroup<RecordingRule> => ({
+const genAiGroup = ({ selector, histograms }: MonitoringConfig): RuleGroup<RecordingRule> => ({
   name: 'hermes-gen-ai.rules',
   rules: [
     rule(
       R.genAiDurationP95,
-      `histogram_quantile(0.95, sum without (gen_ai_operation_name, gen_ai_request_model, error_type) (rate(${series('gen_ai_client_operation_duration_seconds_bucket', selector)}[5m])))`,
+      `histogram_quantile(0.95, sum without (gen_ai_operation_name, gen_ai_request_model, error_type) (rate(${series(histogramSeries('gen_ai_client_operation_duration_seconds', histograms), selector)}[5m])))`,
       'p95 GenAI operation duration (OpenTelemetry gen_ai.client.operation.duration) by provider, successful and failed attempts together.',
     ),
   ],

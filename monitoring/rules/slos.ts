@@ -153,8 +153,13 @@ function providerLatency({ selector, slos }: MonitoringConfig): SliDefinition {
   };
 }
 
+/**
+ * The SLOs of a bundle. The latency SLO reads one classic bucket (`le`); its native form needs
+ * `histogram_fraction()`, which Prometheus 2.42 lacks, so a native bundle has no latency SLO.
+ */
 export function sliDefinitions(config: MonitoringConfig): SliDefinition[] {
-  return [providerAvailability(config), toolSuccess(config), providerLatency(config)];
+  const slis = [providerAvailability(config), toolSuccess(config)];
+  return config.histograms === 'classic' ? [...slis, providerLatency(config)] : slis;
 }
 
 function slothLabels(sli: SliDefinition, window?: string): Record<string, string> {

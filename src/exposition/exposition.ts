@@ -1,26 +1,45 @@
 /**
  * The exposition of one registry: collects the family views and serializes them with one
- * long-lived Serializer, so every scrape reuses the rendered text of the series that did not
- * change since the previous one.
+ * long-lived serializer per kind (text formats, protobuf), so every scrape reuses the rendered
+ * text or bytes of the series that did not change since the previous one.
  */
 import type { MetricsRegistry } from '../metrics/registry.js';
+import { ProtobufSerializer } from './protobuf.js';
 import { Serializer, type Format } from './serializer.js';
 
+/** Every format /metrics answers in: the text formats and the delimited protobuf messages. */
+export type ExpositionFormat = Format | 'protobuf';
+
 export interface Exposition {
-  /** Every family in `format`, as parts whose concatenation is the whole text (see Serializer.serialize). */
-  render(format: Format): Promise<string[]>;
+  /**
+   * Every family in `format`, as parts whose concatenation is the whole body: strings for the
+   * text formats (see Serializer.serialize), bytes for protobuf (see ProtobufSerializer.serialize).
+   */
+  render(format: ExpositionFormat): Promise<readonly (string | Uint8Array)[]>;
 }
 
 export function createExposition(registry: Pick<MetricsRegistry, 'collect'>): Exposition {
   const serializer = new Serializer();
+  const protobuf = new ProtobufSerializer();
   return {
-    render: async (format) => serializer.serialize(await registry.collect(), format),
+    render: async (format) => {
+      const families = await registry.collect();
+      return format === 'protobuf' ? protobuf.serialize(families) : serializer.serialize(families, format);
+    },
   };
 }
 
+/** The whole protobuf exposition as one Buffer (tests, benchmarks). */
+export async function renderProtobuf(exposition: Exposition): Promise<Buffer> {
+  const parts = await exposition.render('protobuf');
+  return Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part, 'utf8') : part)));
+}
+
+const decoder = new TextDecoder();
+
 /** The whole exposition as one string (tests, benchmarks). */
 export async function renderText(exposition: Exposition, format: Format = 'text'): Promise<string> {
-  const parts = await exposition.render(format);
+  const parts = (await exposition.render(format)).map((part) => (typeof part === 'string' ? part : decoder.decode(part)));
   // Joined in 64 KiB runs first: one join of every part into a string of many megabytes is
   // slower than joining the runs (tools/scrape-timing.ts).
   const runs: string[] = [];

@@ -3,16 +3,20 @@
  * honouring quality values as RFC 9110 §12.5 describes.
  *
  * The formats on offer are OpenMetrics 1.0 (`application/openmetrics-text`, version 1.0.0 or
- * 0.0.1, the same wire format) and the text format 0.0.4 (`text/plain`). Each gets the quality of
- * the most specific range that matches it; the highest quality wins and a tie goes to the text
- * format. Like client_golang, an Accept header nothing matches (or none at all) gets the text
- * format rather than a 406: Prometheus can always read it.
+ * 0.0.1, the same wire format), the text format 0.0.4 (`text/plain`) and delimited protobuf
+ * MetricFamily messages (`application/vnd.google.protobuf` with `proto=io.prometheus.client.MetricFamily`
+ * and `encoding=delimited`: a range naming another proto or encoding does not match it). Each gets
+ * the quality of the most specific range that matches it; the highest quality wins and a tie goes
+ * to the text format, then OpenMetrics. Like client_golang, an Accept header nothing matches (or
+ * none at all) gets the text format rather than a 406: Prometheus can always read it.
  */
-import type { Format } from './serializer.js';
+import type { ExpositionFormat } from './exposition.js';
+import { PROTOBUF_CONTENT_TYPE } from './protobuf.js';
 
-export const CONTENT_TYPES: Readonly<Record<Format, string>> = {
+export const CONTENT_TYPES: Readonly<Record<ExpositionFormat, string>> = {
   text: 'text/plain; version=0.0.4; charset=utf-8',
   openmetrics: 'application/openmetrics-text; version=1.0.0; charset=utf-8',
+  protobuf: PROTOBUF_CONTENT_TYPE,
 };
 
 interface MediaRange {
@@ -23,17 +27,29 @@ interface MediaRange {
 }
 
 interface Offer {
-  readonly format: Format;
+  readonly format: ExpositionFormat;
   readonly type: string;
   readonly subtype: string;
   /** Versions this offer satisfies when the range names one. */
   readonly versions: ReadonlySet<string>;
+  /** Parameters a range may name, with the one value each must have to match this offer. */
+  readonly required?: ReadonlyMap<string, string>;
 }
 
 // In order of preference on a tie.
 const OFFERS: readonly Offer[] = [
   { format: 'text', type: 'text', subtype: 'plain', versions: new Set(['0.0.4']) },
   { format: 'openmetrics', type: 'application', subtype: 'openmetrics-text', versions: new Set(['1.0.0', '0.0.1']) },
+  {
+    format: 'protobuf',
+    type: 'application',
+    subtype: 'vnd.google.protobuf',
+    versions: new Set(),
+    required: new Map([
+      ['proto', 'io.prometheus.client.metricfamily'],
+      ['encoding', 'delimited'],
+    ]),
+  },
 ];
 
 /** Headers beyond this many characters are read no further (they come before authentication). */
@@ -85,9 +101,19 @@ function specificity(range: MediaRange, offer: Offer): number {
   if (range.type !== offer.type) return -1;
   if (range.subtype === '*') return 1;
   if (range.subtype !== offer.subtype) return -1;
+  if (offer.required !== undefined) return requiredParamsMatch(range, offer.required) ? 3 : -1;
   const version = range.params.get('version');
   if (version === undefined) return 2;
   return offer.versions.has(version) ? 3 : -1;
+}
+
+/** Whether every parameter the offer requires that the range names has the required value (case-insensitive). */
+function requiredParamsMatch(range: MediaRange, required: ReadonlyMap<string, string>): boolean {
+  for (const [name, value] of required) {
+    const named = range.params.get(name);
+    if (named !== undefined && named.toLowerCase() !== value) return false;
+  }
+  return true;
 }
 
 /** The quality of an offer: that of the most specific matching range (0 when none matches). */
@@ -105,10 +131,10 @@ function qualityOf(offer: Offer, ranges: readonly MediaRange[]): number {
 }
 
 /** The format to answer with for an Accept header. */
-export function negotiateFormat(accept: string | undefined): Format {
+export function negotiateFormat(accept: string | undefined): ExpositionFormat {
   if (accept === undefined || accept.trim() === '') return 'text';
   const ranges = mediaRanges(accept);
-  let chosen: Format = 'text';
+  let chosen: ExpositionFormat = 'text';
   let chosenQuality = 0;
   for (const offer of OFFERS) {
     const quality = qualityOf(offer, ranges);

@@ -30,21 +30,30 @@ function drained(sink: Writable): Promise<void> {
   });
 }
 
-/** Writes the parts to `sink` in chunks and ends it; stops early if the sink is destroyed. */
-export async function writeParts(parts: readonly string[], sink: Writable, chunkCharacters = CHUNK_CHARACTERS): Promise<void> {
-  let batch: string[] = [];
+/**
+ * Writes the parts to `sink` in chunks and ends it; stops early if the sink is destroyed. Text
+ * parts are joined into chunks; byte parts (the protobuf exposition) are gathered the same way
+ * and written as one Buffer per chunk.
+ */
+export async function writeParts(parts: readonly (string | Uint8Array)[], sink: Writable, chunkCharacters = CHUNK_CHARACTERS): Promise<void> {
+  let batch: (string | Uint8Array)[] = [];
   let length = 0;
   for (const part of parts) {
     batch.push(part);
     length += part.length;
     if (length < chunkCharacters) continue;
     if (sink.destroyed) return;
-    const more = sink.write(batch.join(''));
+    const more = sink.write(joined(batch));
     batch = [];
     length = 0;
     if (!more && sink.writableLength >= MAX_BUFFERED_BYTES) await drained(sink);
   }
-  if (!sink.destroyed) sink.end(batch.join(''));
+  if (!sink.destroyed) sink.end(joined(batch));
+}
+
+function joined(batch: readonly (string | Uint8Array)[]): string | Buffer {
+  if (batch.every((part) => typeof part === 'string')) return batch.join('');
+  return Buffer.concat(batch.map((part) => (typeof part === 'string' ? Buffer.from(part, 'utf8') : part)));
 }
 
 /**
@@ -54,7 +63,7 @@ export async function writeParts(parts: readonly string[], sink: Writable, chunk
 export const GZIP_LEVEL = constants.Z_BEST_SPEED;
 
 /** Writes the parts gzipped to `sink`; resolves when everything is flushed (or the sink went away). */
-export async function writeGzipped(parts: readonly string[], sink: Writable): Promise<void> {
+export async function writeGzipped(parts: readonly (string | Uint8Array)[], sink: Writable): Promise<void> {
   const gzip = createGzip({ level: GZIP_LEVEL });
   const piping = pipeline(gzip, sink).catch(() => undefined);
   await writeParts(parts, gzip, GZIP_CHUNK_CHARACTERS);

@@ -7,6 +7,9 @@
  * series is one Map lookup per label and an addition. Rendering lives elsewhere: nothing here
  * knows a format.
  *
+ * A histogram series may also keep native (exponential) buckets of the same observations
+ * (src/metrics/native.ts), for the protobuf exposition.
+ *
  * Storage refuses what no sample may hold: non-finite values anywhere, negative increments of
  * counters and negative observations of histograms. Every refusal is counted (`onInvalid`),
  * never silent. Agent families share a global series budget; past it, a new label set folds
@@ -15,6 +18,7 @@
 
 export type Labels = Readonly<Record<string, string>>;
 import { MetricSpec } from './declare.js';
+import { newNativeBuckets, observeNative, type NativeBuckets, type NativeHistogramSettings } from './native.js';
 
 /**
  * The content-free ids of one observation, its value and when it happened (epoch seconds): the
@@ -62,6 +66,8 @@ export interface HistogramSeries extends SeriesCore {
   count: number;
   /** The newest exemplar per bucket (same indices as `buckets`); undefined until the first. */
   exemplars: (Exemplar | undefined)[] | undefined;
+  /** The same observations in native (exponential) buckets; undefined for histograms kept classic only. */
+  readonly native?: NativeBuckets | undefined;
 }
 
 /** What a renderer reads of a family: its declaration and its live series. */
@@ -99,6 +105,8 @@ export interface FamilyOptions {
   readonly onFold: () => void;
   /** A refused value (not finite, or negative where it must not be): counted, never stored. */
   readonly onInvalid: () => void;
+  /** Histograms: a series halved its native resolution this many times to stay within the bucket limit. */
+  readonly onNativeHalvings?: (halvings: number) => void;
 }
 
 /**
@@ -324,14 +332,21 @@ export class HistogramStorage extends SeriesTable<HistogramSeries> {
   readonly type = 'histogram';
   readonly bounds: readonly number[];
 
-  constructor(options: FamilyOptions, bounds: readonly number[]) {
+  /** `native`: keep native buckets beside the classic ones, with these settings (undefined: classic only). */
+  constructor(
+    options: FamilyOptions,
+    bounds: readonly number[],
+    private readonly native?: NativeHistogramSettings,
+  ) {
     super(options);
     this.bounds = bounds;
     this.createUnlabelled();
   }
 
   protected newSeries(labelValues: readonly string[]): HistogramSeries {
-    return { labelValues, version: 0, buckets: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0, exemplars: undefined };
+    const buckets = new Array<number>(this.bounds.length + 1).fill(0);
+    const native = this.native === undefined ? undefined : newNativeBuckets(this.native);
+    return { labelValues, version: 0, buckets, sum: 0, count: 0, exemplars: undefined, native };
   }
 
   observe(labels: Labels, value: number, exemplar?: Exemplar): void {
@@ -359,6 +374,10 @@ export class HistogramStorage extends SeriesTable<HistogramSeries> {
     series.sum += value;
     series.count += 1;
     series.version += 1;
+    if (series.native !== undefined) {
+      const halvings = observeNative(series.native, value, this.native as NativeHistogramSettings);
+      if (halvings > 0) this.options.onNativeHalvings?.(halvings);
+    }
     if (exemplar !== undefined) {
       series.exemplars ??= new Array<Exemplar | undefined>(series.buckets.length).fill(undefined);
       series.exemplars[index] = exemplar;

@@ -117,6 +117,7 @@ export const FED_BY = {
   stateEvictions: { feed: 'sidecar', by: 'state tables' },
   liveSeries: { feed: 'sidecar', by: 'series storage' },
   invalidValues: { feed: 'sidecar', by: 'series storage: values refused as not finite or negative' },
+  nativeHalvings: { feed: 'sidecar', by: 'series storage: native histogram buckets past --metrics.native-histogram-max-buckets' },
   seriesLimit: { feed: 'sidecar', by: 'configuration' },
   seriesOverflow: { feed: 'sidecar', by: 'series storage' },
   scrapeErrors: { feed: 'sidecar', by: '/metrics' },

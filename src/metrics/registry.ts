@@ -41,6 +41,7 @@ import {
   type ScalarSeries,
 } from './families.js';
 import { OPEN_LABELS, OTHER } from './labels.js';
+import { DEFAULT_NATIVE_SETTINGS, type NativeHistogramSettings } from './native.js';
 
 export type { CounterHandle, Exemplar, FamilyView, HistogramHandle, HistogramSeries, ScalarSeries } from './families.js';
 
@@ -94,6 +95,8 @@ export const REGISTRY_FAMILIES = {
     'New label sets folded into their overflow series (open labels as "other") because the global series cap was reached.'),
   invalidValues: counter('hermes_sidecar_invalid_values_total', {}, 'self',
     'Values refused by the metric storage (not finite, or negative for a counter or histogram): a bug in the sidecar, never stored.'),
+  nativeHalvings: counter('hermes_sidecar_native_histogram_halvings_total', {}, 'self',
+    'Times a histogram series halved the resolution of its native buckets (schema minus 1) to stay within --metrics.native-histogram-max-buckets.'),
 } as const satisfies Declarations;
 
 /** Every combination of a metric's closed label values: the series that exist from the start. */
@@ -131,6 +134,8 @@ export interface RegistryOptions {
   readonly defaultMetrics: boolean;
   /** Exports the OpenTelemetry GenAI families (catalogue entries with `optIn: 'semconv'`). */
   readonly semconv?: boolean;
+  /** Native buckets beside the classic ones in every catalogue histogram (DEFAULT_NATIVE_SETTINGS when absent). */
+  readonly nativeHistograms?: NativeHistogramSettings;
 }
 
 function runtimeRegistry(enabled: boolean): client.Registry | undefined {
@@ -195,10 +200,10 @@ function runtimeFamily(metric: RuntimeMetric): FamilyView | undefined {
   return { ...base, bounds, series: () => series };
 }
 
-function storageFor(spec: MetricSpec, options: FamilyOptions, buckets: BucketSets): Family {
+function storageFor(spec: MetricSpec, options: FamilyOptions, buckets: BucketSets, native: NativeHistogramSettings): Family {
   if (spec.type === 'counter') return new CounterStorage(options);
   if (spec.type === 'gauge') return new GaugeStorage(options);
-  return new HistogramStorage(options, spec.buckets === undefined ? [] : buckets[spec.buckets]);
+  return new HistogramStorage(options, spec.buckets === undefined ? [] : buckets[spec.buckets], native);
 }
 
 type AnyFamily = CounterFamily<MetricSpec> | GaugeFamily<MetricSpec> | HistogramFamily<MetricSpec>;
@@ -242,8 +247,10 @@ export function createRegistry<D extends Declarations & typeof REGISTRY_FAMILIES
         // Bound below, before any write can happen.
         onFold: () => own.seriesOverflow.inc({ metric: spec.name }),
         onInvalid: () => own.invalidValues.inc({}),
+        onNativeHalvings: (halvings) => own.nativeHalvings.inc({}, halvings),
       },
       options.buckets,
+      options.nativeHistograms ?? DEFAULT_NATIVE_SETTINGS,
     );
     families.set(key, family);
   }

@@ -22,7 +22,7 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import type { Exposition } from '../exposition/exposition.js';
-import type { Format } from '../exposition/serializer.js';
+import type { ExpositionFormat } from '../exposition/exposition.js';
 import { GZIP_LEVEL } from '../exposition/write.js';
 
 const gzip = promisify(gzipCallback);
@@ -73,18 +73,22 @@ export interface SharedRendersOptions {
  * text is ever made: strings that large live in V8's large-object space until a full collection,
  * and a crowd of scrapes rendering every slot would pile them up.
  */
-function toChunks(parts: readonly string[]): RenderedBody {
+function toChunks(parts: readonly (string | Uint8Array)[]): RenderedBody {
   const chunks: Buffer[] = [];
   let chunk = Buffer.allocUnsafe(CHUNK_BYTES);
   let used = 0;
   for (const part of parts) {
-    const bytes = Buffer.byteLength(part, 'utf8');
+    const bytes = typeof part === 'string' ? Buffer.byteLength(part, 'utf8') : part.length;
     if (used + bytes > chunk.length) {
       if (used > 0) chunks.push(chunk.subarray(0, used));
       chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes));
       used = 0;
     }
-    used += chunk.write(part, used, 'utf8');
+    if (typeof part === 'string') used += chunk.write(part, used, 'utf8');
+    else {
+      chunk.set(part, used);
+      used += bytes;
+    }
   }
   if (used > 0) chunks.push(chunk.subarray(0, used));
   return { chunks, bytes: chunks.reduce((total, each) => total + each.length, 0) };
@@ -110,7 +114,7 @@ function pending<T>(): Pending<T> {
 
 /** The scrapes of one format that wait for the same render. */
 interface Batch {
-  readonly format: Format;
+  readonly format: ExpositionFormat;
   readonly plain: Pending<RenderedBody>;
   /** Made when the first gzipped scrape joins: compressed once from the plain render. */
   compressed: Pending<RenderedBody> | undefined;
@@ -123,7 +127,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 export class SharedRenders {
   /** Batches not yet started, by format: a scrape joins one of these, never a render in progress. */
-  private readonly waiting = new Map<Format, Batch>();
+  private readonly waiting = new Map<ExpositionFormat, Batch>();
   private state: SlotState = 'idle';
   /** When the next render may start (monotonic ms). */
   private nextSlotAt = Number.NEGATIVE_INFINITY;
@@ -140,7 +144,7 @@ export class SharedRenders {
   }
 
   /** The body of a scrape in `format`, gzipped when asked, from the next render to start. */
-  body(format: Format, gzipped: boolean): Promise<RenderedBody> {
+  body(format: ExpositionFormat, gzipped: boolean): Promise<RenderedBody> {
     let batch = this.waiting.get(format);
     if (batch === undefined) {
       batch = { format, plain: pending(), compressed: undefined };
@@ -197,7 +201,7 @@ export class SharedRenders {
     if (!collected) return () => this.fail(batch, new RenderFailure('collect'));
     this.renders += 1;
     this.options.rendered?.();
-    let parts: string[];
+    let parts: readonly (string | Uint8Array)[];
     try {
       parts = await this.options.exposition.render(batch.format);
     } catch (error) {

@@ -6,6 +6,9 @@ import { acceptsGzip, negotiateFormat } from '../../src/exposition/negotiate.js'
 const PROMETHEUS_OPENMETRICS =
   'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
 const PROMETHEUS_TEXT = 'text/plain;version=0.0.4;q=1,*/*;q=0.1';
+// What Prometheus 2.42 sends with --enable-feature=native-histograms (scrape.go, scrapeAcceptHeaderWithProtobuf).
+const PROMETHEUS_NATIVE =
+  'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
 
 describe('negotiateFormat', () => {
   it.each([
@@ -37,6 +40,20 @@ describe('negotiateFormat', () => {
     ['application/openmetrics-text;q=1.5', 'text'],
     ['application/json', 'text'],
     [';;;,,,/,*/,/*', 'text'],
+    // protobuf: Prometheus with native histograms gets it; without, it gets what it always got
+    [PROMETHEUS_NATIVE, 'protobuf'],
+    ['application/vnd.google.protobuf', 'protobuf'],
+    ['application/vnd.google.protobuf; proto="io.prometheus.client.MetricFamily"; encoding="delimited"', 'protobuf'],
+    ['Application/Vnd.Google.Protobuf;Proto=IO.Prometheus.Client.MetricFamily;Encoding=Delimited', 'protobuf'],
+    ['application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.5,text/plain;q=0.9', 'text'],
+    // an encoding or message we do not send is not a match
+    ['application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=text', 'text'],
+    ['application/vnd.google.protobuf;proto=other.Message;encoding=delimited', 'text'],
+    ['application/vnd.google.protobuf;encoding=compact-text, application/openmetrics-text;q=0.2', 'openmetrics'],
+    // a tie goes to the text format, then OpenMetrics
+    ['application/vnd.google.protobuf;q=0.5, text/plain;q=0.5', 'text'],
+    ['application/vnd.google.protobuf;q=0.5, application/openmetrics-text;q=0.5', 'openmetrics'],
+    ['application/*', 'openmetrics'],
   ] as const)('%j → %s', (accept, format) => {
     expect(negotiateFormat(accept)).toBe(format);
   });

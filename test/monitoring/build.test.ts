@@ -80,4 +80,21 @@ describe('build()', () => {
       expect(annotations.runbook_url).toBe(`${RUNBOOK}#${String(rule.alert).toLowerCase()}`);
     }
   });
+
+  it('reads native histograms with histograms: native, changing only the histogram queries', () => {
+    const native = expressions(build({ histograms: 'native' }));
+    const classic = expressions(build());
+    expect(native.length).toBe(classic.length);
+    const changed = native.filter(({ expr }, index) => expr !== classic[index]?.expr);
+    // Every changed expression is one that read classic buckets, and none reads them any more.
+    expect(changed.length).toBeGreaterThan(20);
+    expect(changed.length).toBe(classic.filter(({ expr }) => /_bucket\b/.test(expr)).length);
+    for (const { where, expr } of native) {
+      expect(expr, where).not.toMatch(/_bucket\b/);
+      expect(expr, where).not.toMatch(/\ble\b/);
+    }
+    expect(native.find(({ where }) => where.endsWith('› provider_model:hermes_api_request_duration_seconds:rate5m'))?.expr).toBe(
+      `sum without (kind, outcome) (rate(hermes_api_request_duration_seconds{${defaults.selector}, outcome="success"}[5m]))`,
+    );
+  });
 });

@@ -200,6 +200,16 @@ describe('build({ slos })', () => {
     expect(latency).toHaveLength(SLI_WINDOWS.length);
     for (const rule of latency) expect(rule.expr).toContain('le="40.96"');
   });
+
+  it('leaves the latency SLO out of a native bundle, whose histograms have no le buckets', () => {
+    const files = build({ histograms: 'native' });
+    const slos = (path: string) => new Set(rulesOf(files, path).map((rule) => rule.labels?.sloth_slo));
+    expect(slos(RULE_FILES.sloRecording)).toEqual(new Set(['provider-availability', 'tool-success']));
+    const alerts = new Set(rulesOf(files, RULE_FILES.sloAlerts).map((rule) => rule.alert));
+    expect(alerts).toEqual(new Set(['HermesApiAvailabilityBudgetBurn', 'HermesToolSuccessBudgetBurn']));
+    for (const path of [RULE_FILES.sloRecording, RULE_FILES.sloAlerts]) expect(contentsOf(files, path)).not.toContain('_bucket');
+    expect(contentsOf(build(), RULE_FILES.sloRecording)).toContain('hermes_api_request_duration_seconds_bucket');
+  });
 });
 
 function writeBundle(files: ReturnType<typeof build>): string {

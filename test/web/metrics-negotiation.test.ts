@@ -8,6 +8,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Server } from 'node:http';
 import { parseSamples } from '../support/exposition.js';
+import { classicSamples, decodeExposition, sortedLabelSamples } from '../support/protobuf.js';
 import { startTestSidecar, type TestSidecar } from '../support/sidecar.js';
 
 interface Raw {
@@ -44,6 +45,10 @@ const withoutScrapeCounters = (text: string) =>
 
 const OPENMETRICS = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
 const TEXT = 'text/plain; version=0.0.4; charset=utf-8';
+const PROTOBUF = 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited';
+// Prometheus 2.42 with --enable-feature=native-histograms (scrape.go, scrapeAcceptHeaderWithProtobuf).
+const PROMETHEUS_NATIVE =
+  'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
 
 beforeAll(async () => {
   harness = startTestSidecar();
@@ -98,6 +103,23 @@ describe('/metrics negotiation', () => {
     expect(withoutScrapeCounters(gunzipSync(zipped.body).toString('utf8'))).toBe(withoutScrapeCounters(plain.body.toString('utf8')));
     const refused = await get({ Accept: accept, 'Accept-Encoding': 'gzip;q=0, identity' });
     expect(refused.headers['content-encoding']).toBeUndefined();
+  });
+
+  it('answers protobuf to Prometheus with native histograms, plain or gzipped, with the text format\'s samples', async () => {
+    const plain = await get({ Accept: PROMETHEUS_NATIVE });
+    expect(plain.headers['content-type']).toBe(PROTOBUF);
+    const zipped = await get({ Accept: PROMETHEUS_NATIVE, 'Accept-Encoding': 'gzip' });
+    expect(zipped.headers['content-type']).toBe(PROTOBUF);
+    expect(zipped.headers['content-encoding']).toBe('gzip');
+    const text = sortedLabelSamples(parseSamples(withoutScrapeCounters((await get({})).body.toString('utf8'))));
+    for (const body of [plain.body, gunzipSync(zipped.body)]) {
+      const families = decodeExposition(body);
+      const duration = families.find((family) => family.name === 'hermes_tool_call_duration_seconds');
+      // One 30 ms observation: schema 3, key ceil(8·log2 0.03) = -40.
+      expect(duration?.metric[0]?.histogram).toMatchObject({ sampleCount: 1, schema: 3, zeroCount: 0, positiveSpan: [{ offset: -40, length: 1 }], positiveDelta: [1] });
+      const samples = classicSamples(families.filter((family) => !SCRAPE_COUNTERS.test(`${family.name} `)));
+      expect(samples).toEqual(text);
+    }
   });
 
   it('carries the same sample values in both formats', async () => {
