@@ -382,7 +382,7 @@ const processRow = (q: Promql): RowSpec => ({
       width: 8,
       queries: [
         { expr: sumBy(['metric'], q.rateOf('hermes_sidecar_series_overflow_total')), legend: '{{metric}}' },
-        { expr: sumBy([], q.rateOf('hermes_sidecar_native_histogram_halvings_total')), legend: 'native histogram halvings' },
+        { expr: sumBy([], q.rateOf('hermes_sidecar_native_resolution_reductions_total')), legend: 'native histogram halvings' },
       ],
     }),
     timeseries({

@@ -95,7 +95,7 @@ export const REGISTRY_FAMILIES = {
     'New label sets folded into their overflow series (open labels as "other") because the global series cap was reached.'),
   invalidValues: counter('hermes_sidecar_invalid_values_total', {}, 'self',
     'Values refused by the metric storage (not finite, or negative for a counter or histogram): a bug in the sidecar, never stored.'),
-  nativeHalvings: counter('hermes_sidecar_native_histogram_halvings_total', {}, 'self',
+  nativeHalvings: counter('hermes_sidecar_native_resolution_reductions_total', {}, 'self',
     'Times a histogram series halved the resolution of its native buckets (schema minus 1) to stay within --metrics.native-histogram-max-buckets.'),
 } as const satisfies Declarations;
 

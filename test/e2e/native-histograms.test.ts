@@ -73,7 +73,7 @@ function dashboardQueries(files: readonly GeneratedFile[]): string[] {
 /** Every rule of the generated rule files: recording rules by `record`, alerts by `alert`. */
 function rules(files: readonly GeneratedFile[]): { record?: string; alert?: string; expr: string }[] {
   return files
-    .filter((file) => file.path.startsWith('rules/') && file.path.endsWith('.yml'))
+    .filter((file) => file.path.startsWith('rules/') && !file.path.startsWith('rules/tests/') && file.path.endsWith('.yml'))
     .flatMap((file) => (parseYaml(file.contents) as { groups: { rules: { record?: string; alert?: string; expr: string }[] }[] }).groups.flatMap((group) => group.rules));
 }
 
@@ -191,10 +191,14 @@ describe.skipIf(tool.path === undefined)(`native histograms in a real Prometheus
   };
 
   beforeAll(async () => {
-    // semconv on: the bundle's GenAI panels and rule read those histograms too.
-    sidecar = await startSidecarProcess(['--metrics.semconv=true']);
+    // semconv on: the bundle's GenAI panels and rule read those histograms too. Every token type
+    // of one model priced: that agent's sessions get a cost, so the session-cost panels have data.
+    const configFile = join(bundleDir, 'sidecar.yaml');
+    mkdirSync(bundleDir, { recursive: true });
+    writeFileSync(configFile, 'prices:\n  openrouter:\n    google/gemini-3.5-flash: {input: 0.3, output: 2.5, cache_read: 0.075, cache_write: 0.3}\n');
+    sidecar = await startSidecarProcess([`--config.file=${configFile}`, '--metrics.semconv=true']);
     const target = new URL(sidecar.web).host;
-    const ruleFiles = NATIVE_BUNDLE.filter((file) => file.path.startsWith('rules/') && file.path.endsWith('.yml')).map((file) => {
+    const ruleFiles = NATIVE_BUNDLE.filter((file) => file.path.startsWith('rules/') && !file.path.startsWith('rules/tests/') && file.path.endsWith('.yml')).map((file) => {
       const path = join(bundleDir, file.path);
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, file.contents);

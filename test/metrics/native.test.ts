@@ -227,7 +227,7 @@ describe('native buckets in the registry', () => {
     // Schema 3 keys 0, 8, 16 (1 s, 2 s, 4 s): the third bucket halves to schema 2 (0, 4, 8), then 1 (0, 2, 4), then 0 (0, 1, 2), then -1 (0, 1, 1).
     for (const seconds of [1, 2, 4]) registry.metrics.toolCallDuration.observe(labels, seconds);
     const samples = parseSamples(await renderText(createExposition(registry)));
-    expect(samples.get('hermes_sidecar_native_histogram_halvings_total')).toBe(4);
+    expect(samples.get('hermes_sidecar_native_resolution_reductions_total')).toBe(4);
     const families = decodeExposition(await renderProtobuf(createExposition(registry)));
     const histogram = families.find((family) => family.name === 'hermes_tool_call_duration_seconds')?.metric.find((metric) => metric.histogram?.sampleCount === 3)?.histogram;
     expect(histogram?.schema).toBe(-1);

@@ -25,6 +25,19 @@ function contentsOf(files: ReturnType<typeof build>, path: string): string {
 }
 
 /** Every PromQL expression of a build: panel targets, query variables, rules. */
+/** ` [slo]` for a rule of a generated SLO (its sloth_slo label), else ''. */
+function sloOf(rule: Record<string, unknown>): string {
+  const slo = (rule.labels as Record<string, unknown> | undefined)?.sloth_slo;
+  return typeof slo === 'string' ? ` [${slo}]` : '';
+}
+
+const LATENCY_SLO = 'provider-latency';
+
+/** Whether an expression belongs to the latency SLO: its rules, its alert or its panels. */
+function isLatencySlo(where: string, expr: string): boolean {
+  return where.endsWith(`[${LATENCY_SLO}]`) || where.includes('HermesApiLatencyBudgetBurn') || expr.includes(`-${LATENCY_SLO}"`);
+}
+
 function expressions(files: ReturnType<typeof build>): { where: string; expr: string }[] {
   const dashboards = Object.values(DASHBOARD_FILES).flatMap((path) => {
     const json = JSON.parse(contentsOf(files, path)) as DashboardJson;
@@ -37,7 +50,7 @@ function expressions(files: ReturnType<typeof build>): { where: string; expr: st
   });
   const rules = Object.values(RULE_FILES).flatMap((path) =>
     (parse(contentsOf(files, path)) as RulesYaml).groups.flatMap((group) =>
-      group.rules.map((rule) => ({ where: `${path} › ${String(rule.alert ?? rule.record)}`, expr: String(rule.expr) })),
+      group.rules.map((rule) => ({ where: `${path} › ${String(rule.alert ?? rule.record)}${sloOf(rule)}`, expr: String(rule.expr) })),
     ),
   );
   return [...dashboards, ...rules];
@@ -83,7 +96,10 @@ describe('build()', () => {
 
   it('reads native histograms with histograms: native, changing only the histogram queries', () => {
     const native = expressions(build({ histograms: 'native' }));
-    const classic = expressions(build());
+    // The latency SLO reads one classic bucket and has no native form on 2.42 (no
+    // histogram_fraction): a native bundle leaves it out, so the classic side is compared without it.
+    const classic = expressions(build()).filter(({ where, expr }) => !isLatencySlo(where, expr));
+    expect(native.filter(({ where, expr }) => isLatencySlo(where, expr))).toEqual([]);
     expect(native.length).toBe(classic.length);
     const changed = native.filter(({ expr }, index) => expr !== classic[index]?.expr);
     // Every changed expression is one that read classic buckets, and none reads them any more.
