@@ -112,6 +112,7 @@ const ORDER = [
   'liveSeries',
   'seriesLimit',
   'seriesOverflow',
+  'seriesExpired',
   'invalidValues',
   'webAuthFailures',
   'scrapeErrors',

@@ -64,6 +64,7 @@ export const OPTIONS = [
   { flag: 'sequence.max-instances', kind: 'positiveInt', default: 10_000, help: 'Most plugin instances remembered (least recently seen evicted and counted).' },
   { flag: 'sequence.max-bytes', kind: 'positiveInt', default: 64 * 1024 * 1024, help: 'Bytes the plugin instance table may hold (ids and sequence state; least recently seen evicted and counted); evicted instances\' tombstones get a quarter of it more.' },
   { flag: 'metrics.max-series', kind: 'positiveInt', default: 10_000, help: 'Global cap on live label sets across agent metrics; new ones past it fold into overflow series (open labels as "other").' },
+  { flag: 'metrics.series-ttl', kind: 'nonNegativeInt', default: 7 * 86_400, help: 'Seconds an agent series may go without a write before it is removed (hermes_sidecar_series_expired_total), giving its slot back to --metrics.max-series and its open label values back to their caps; gauges computed from state (in flight, active, pending) never expire. 0 keeps every series until restart. The default, a week, outlasts a weekend or holiday of idleness and every range the shipped rules and dashboards query.' },
   { flag: 'metrics.semconv', kind: 'boolean', default: 'false', help: 'Also export the OpenTelemetry GenAI families gen_ai_client_operation_duration_seconds and gen_ai_client_token_usage (true or false). Off by default: they repeat the API call data under a second set of names and spend the series budget.' },
   { flag: 'memory.limit-bytes', kind: 'nonNegativeInt', default: 512 * 1024 * 1024, help: 'Live memory (V8 heap used + Buffers) above which ingest answers 503 + Retry-After and /-/ready 503, until it is 10% below (0 disables).' },
   { flag: 'memory.rss-limit-bytes', kind: 'nonNegativeInt', default: 0, help: 'Resident memory above which ingest answers 503 + Retry-After, while live memory is at least half of it (0 disables).' },
@@ -124,6 +125,8 @@ export interface Config {
     readonly maxBytes: number;
   };
   readonly maxAgentSeries: number;
+  /** Seconds without a write after which an agent series is removed; 0: never. */
+  readonly seriesTtlSeconds: number;
   /** Export the OpenTelemetry GenAI semantic-convention families too. */
   readonly semconv: boolean;
   readonly memory: { readonly liveLimitBytes: number; readonly rssLimitBytes: number; readonly heapLimitBytes: number };
@@ -340,6 +343,7 @@ export function loadConfig(inputs: ConfigInputs): Config {
       maxBytes: get('sequence.max-bytes'),
     },
     maxAgentSeries: get('metrics.max-series'),
+    seriesTtlSeconds: get('metrics.series-ttl'),
     semconv: get('metrics.semconv'),
     memory: {
       liveLimitBytes: get('memory.limit-bytes'),

@@ -365,11 +365,15 @@ const processRow = (q: Promql): RowSpec => ({
     }),
     timeseries({
       title: 'Series folded by the global cap',
-      description: 'New label sets per second folded into overflow series (open labels as "other") because the global series cap was reached, by metric.',
+      description:
+        'New label sets per second folded into overflow series (open labels as "other") because the global series cap was reached, by metric; and series per second removed after --metrics.series-ttl without a write (their slots and label values go back to the caps).',
       unit: 'cps',
       min: 0,
       width: 8,
-      queries: [{ expr: sumBy(['metric'], q.rateOf('hermes_sidecar_series_overflow_total')), legend: '{{metric}}' }],
+      queries: [
+        { expr: sumBy(['metric'], q.rateOf('hermes_sidecar_series_overflow_total')), legend: '{{metric}}' },
+        { expr: sumBy(['metric'], q.rateOf('hermes_sidecar_series_expired_total')), legend: 'expired {{metric}}' },
+      ],
     }),
     timeseries({
       title: 'Scrape errors by stage',

@@ -10,7 +10,8 @@
  * Storage refuses what no sample may hold: non-finite values anywhere, negative increments of
  * counters and negative observations of histograms. Every refusal is counted (`onInvalid`),
  * never silent. Agent families share a global series budget; past it, a new label set folds
- * into its overflow series.
+ * into its overflow series. A series that expires (no write for the series TTL) leaves the
+ * table, gives its budget slot back and releases its guarded label values (LabelAdmission).
  */
 
 export type Labels = Readonly<Record<string, string>>;
@@ -42,7 +43,35 @@ export class SeriesBudget {
     this.used += 1;
     return true;
   }
+
+  /** A slot back from an expired series. */
+  give(): void {
+    if (this.used > 0) this.used -= 1;
+  }
+
+  get spent(): number {
+    return this.used;
+  }
 }
+
+/**
+ * The label guard's side of a series' life: every live series holds a reference to each guarded
+ * value it carries, so a value leaves its label's cap only once no series uses it.
+ */
+export interface LabelAdmission {
+  /**
+   * Takes a reference to `value` of guard label `label` for a new series; false when the value is
+   * no longer admitted and its cap is full (the series then carries `other` for that label).
+   */
+  retain(label: string, value: string): boolean;
+  /** Gives back the reference of a series that left. */
+  release(label: string, value: string): void;
+  /** Run at the end of each expiry sweep, for what the guard expires itself. */
+  sweep?(now: number, ttlSeconds: number): void;
+}
+
+/** Admits everything: storage used without a label guard. */
+export const ADMIT_ALL: LabelAdmission = { retain: () => true, release: () => undefined };
 
 interface SeriesCore {
   /** In the family's label-name order. */
@@ -99,6 +128,18 @@ export interface FamilyOptions {
   readonly onFold: () => void;
   /** A refused value (not finite, or negative where it must not be): counted, never stored. */
   readonly onInvalid: () => void;
+  /**
+   * Whether a series of this family is removed once it has not been written for the series TTL:
+   * agent families written by events. Computed gauges (spans in flight, active sessions) are set
+   * from state, and a removed one would lose the count it carries.
+   */
+  readonly expires?: boolean;
+  /** The guard label of each label (by label index) whose values the guard caps; its own name when absent. */
+  readonly guards?: readonly (string | undefined)[];
+  /** Where the references to guarded label values go; ADMIT_ALL when absent. */
+  readonly admission?: LabelAdmission;
+  /** Counts one series removed by expiry. */
+  readonly onExpire?: () => void;
 }
 
 /**
@@ -148,7 +189,39 @@ class SeriesIndex<S> {
     }
     level.set(last < 0 ? '' : (values[last] as string), series);
   }
+
+  /** Removes the series of these values, and every level left empty by it. */
+  delete(values: readonly string[]): void {
+    const last = values.length - 1;
+    const path: Map<string, unknown>[] = [this.root];
+    for (let index = 0; index < last; index += 1) {
+      const next = path[index]?.get(values[index] as string) as Map<string, unknown> | undefined;
+      if (next === undefined) return;
+      path.push(next);
+    }
+    path[last < 0 ? 0 : last]?.delete(last < 0 ? '' : (values[last] as string));
+    for (let index = last - 1; index >= 0; index -= 1) {
+      if ((path[index + 1]?.size ?? 0) > 0) return;
+      path[index]?.delete(values[index] as string);
+    }
+  }
 }
+
+/**
+ * What the expiry sweep knows of a series, beside it: the version it last saw and since when
+ * that version has not moved (so a write costs no clock reading), and whether it holds a slot of
+ * the series budget.
+ */
+interface SeriesLife {
+  seenVersion: number;
+  idleSince: number;
+  readonly charged: boolean;
+  /** Pre-initialised (and unlabelled) series exist by declaration and never expire. */
+  readonly pinned: boolean;
+}
+
+/** Series looked at between two looks at the clock in one step of an expiry sweep. */
+const EXPIRY_CHUNK = 512;
 
 /** The series table every kind shares: keys, the budget and folding. */
 abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements FamilyView {
@@ -163,8 +236,18 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
   abstract readonly bounds: readonly number[] | undefined;
   private readonly index: SeriesIndex<S>;
   /** Every series in creation order: what a scrape walks. */
-  private readonly all: S[] = [];
+  private all: S[] = [];
+  /** The expiry sweep's notes on each series, same indices as `all`. */
+  private lives: SeriesLife[] = [];
   private readonly foldIndices: readonly number[];
+  /** The guard label of each folded label, same order as `foldIndices`. */
+  private readonly foldGuards: readonly string[];
+  private readonly admission: LabelAdmission;
+  /**
+   * Bumped whenever series leave: a handle holding a series checks it on every write and
+   * resolves its labels again when it moved, so it never writes into a removed series.
+   */
+  generation = 0;
 
   constructor(protected readonly options: FamilyOptions) {
     this.spec = options.spec;
@@ -175,6 +258,8 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
     this.scope = options.spec.scope;
     this.index = new SeriesIndex<S>(this.labelNames);
     this.foldIndices = options.foldLabels.map((label) => this.labelNames.indexOf(label)).filter((index) => index >= 0);
+    this.foldGuards = this.foldIndices.map((index) => options.guards?.[index] ?? (this.labelNames[index] as string));
+    this.admission = options.admission ?? ADMIT_ALL;
   }
 
   get size(): number {
@@ -189,12 +274,13 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
 
   /** Creates the series of these labels at 0 if it does not exist yet (pre-initialisation). */
   preinit(labels: Labels): void {
-    if (this.enabled) this.resolve(labels);
+    if (!this.enabled || this.index.find(labels) !== undefined) return;
+    this.create(this.valuesOf(labels), { charged: false, pinned: true });
   }
 
   /** An unlabelled metric has exactly one series: it exists, at 0, from the start. */
   protected createUnlabelled(): void {
-    if (this.labelNames.length === 0 && this.enabled) this.create([]);
+    if (this.labelNames.length === 0 && this.enabled) this.create([], { charged: false, pinned: true });
   }
 
   /** The series of these labels (or its overflow series), counting a fold when it folded. */
@@ -212,13 +298,56 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
     return { series: this.overflowSeries(this.valuesOf(labels)), folded: true };
   }
 
+  /**
+   * A handle's series: resolved now, and again on the first write after series left the table
+   * (the handle's may be among them).
+   */
+  protected handleTarget(labels: Labels): () => { readonly series: S; readonly folded: boolean } {
+    let generation = this.generation;
+    let target = this.resolve(labels);
+    return () => {
+      if (generation !== this.generation) {
+        generation = this.generation;
+        target = this.resolve(labels);
+      }
+      return target;
+    };
+  }
+
   /** The series of these labels, new while the budget lasts; undefined once it is spent (the caller folds). */
   private findOrCreate(labels: Labels): S | undefined {
     const existing = this.index.find(labels);
     if (existing !== undefined) return existing;
     const budget = this.options.budget;
     if (budget !== undefined && !budget.take()) return undefined;
-    return this.create(this.valuesOf(labels));
+    const values = this.valuesOf(labels);
+    if (this.admitted(values)) return this.create(values, { charged: budget !== undefined, pinned: false });
+    // A guarded value released by expiry whose cap has filled since: the series carries `other`
+    // for it, and may be one that exists already.
+    const folded = this.index.findValues(values);
+    if (folded === undefined) return this.create(values, { charged: budget !== undefined, pinned: false });
+    this.releaseValues(values);
+    budget?.give();
+    return folded;
+  }
+
+  /**
+   * Takes the references of a new series' guarded values; a value the guard no longer admits is
+   * replaced by `other` in `values`. True when every value was admitted as it is.
+   */
+  private admitted(values: string[]): boolean {
+    let all = true;
+    this.foldIndices.forEach((index, position) => {
+      if (this.admission.retain(this.foldGuards[position] as string, values[index] as string)) return;
+      values[index] = this.options.foldValue;
+      this.admission.retain(this.foldGuards[position] as string, this.options.foldValue);
+      all = false;
+    });
+    return all;
+  }
+
+  private releaseValues(values: readonly string[]): void {
+    this.foldIndices.forEach((index, position) => this.admission.release(this.foldGuards[position] as string, values[index] as string));
   }
 
   private valuesOf(labels: Labels): string[] {
@@ -229,14 +358,73 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
   private overflowSeries(values: string[]): S {
     for (const index of this.foldIndices) values[index] = this.options.foldValue;
     // Overflow series are admitted past the budget: there are few, and refusing them would lose counts.
-    return this.index.findValues(values) ?? this.create(values);
+    const existing = this.index.findValues(values);
+    if (existing !== undefined) return existing;
+    this.admitted(values);
+    return this.create(values, { charged: false, pinned: false });
   }
 
-  private create(values: readonly string[]): S {
+  /** Adds a series whose guarded values' references are already taken. */
+  private create(values: readonly string[], life: { charged: boolean; pinned: boolean }): S {
     const series = this.newSeries(values);
     this.index.add(values, series);
     this.all.push(series);
+    // -1: not seen by a sweep yet; the first sweep that sees it starts its idle time.
+    this.lives.push({ seenVersion: -1, idleSince: 0, ...life });
     return series;
+  }
+
+  /**
+   * The steps of one expiry sweep at `now` (epoch seconds): each looks at up to EXPIRY_CHUNK
+   * series, noting which have not been written for `ttlSeconds`; the last removes them all at
+   * once (a scrape between two steps sees the table whole). A series written between the step
+   * that noted it and the last is kept. The table's own figures are untouched when it does not
+   * expire.
+   */
+  expirySteps(now: number, ttlSeconds: number): () => boolean {
+    const expired: S[] = [];
+    let next = 0;
+    return () => {
+      if (this.options.expires !== true || ttlSeconds <= 0) return false;
+      const end = Math.min(this.all.length, next + EXPIRY_CHUNK);
+      for (; next < end; next += 1) {
+        const series = this.all[next] as S;
+        const life = this.lives[next] as SeriesLife;
+        if (life.pinned) continue;
+        if (life.seenVersion !== series.version) {
+          life.seenVersion = series.version;
+          life.idleSince = now;
+        } else if (now - life.idleSince >= ttlSeconds) expired.push(series);
+      }
+      if (next < this.all.length) return true;
+      this.remove(new Set(expired));
+      return false;
+    };
+  }
+
+  /** Removes the expired series that are still idle: index, budget slot, label references. */
+  private remove(candidates: ReadonlySet<S>): void {
+    if (candidates.size === 0) return;
+    const keptSeries: S[] = [];
+    const keptLives: SeriesLife[] = [];
+    let removed = 0;
+    this.all.forEach((series, index) => {
+      const life = this.lives[index] as SeriesLife;
+      if (!candidates.has(series) || life.seenVersion !== series.version) {
+        keptSeries.push(series);
+        keptLives.push(life);
+        return;
+      }
+      this.index.delete(series.labelValues);
+      if (life.charged) this.options.budget?.give();
+      this.releaseValues(series.labelValues);
+      this.options.onExpire?.();
+      removed += 1;
+    });
+    if (removed === 0) return;
+    this.all = keptSeries;
+    this.lives = keptLives;
+    this.generation += 1;
   }
 
   /** True when `value` may be added to a monotonic total; counts the refusal otherwise. */
@@ -274,13 +462,13 @@ export class CounterStorage extends ScalarTable {
   /** The series of these labels, resolved now: later updates skip the key build and the lookup. */
   handle(labels: Labels): CounterHandle {
     if (!this.enabled) return { inc: (amount = 1) => void this.countable(amount) };
-    const { series, folded } = this.resolve(labels);
-    // A folded label set counts a fold on every write, exactly as the label-object path does.
-    const fold = folded ? this.options.onFold : undefined;
+    const target = this.handleTarget(labels);
     return {
       inc: (amount = 1) => {
         if (!this.countable(amount)) return;
-        fold?.();
+        const { series, folded } = target();
+        // A folded label set counts a fold on every write, exactly as the label-object path does.
+        if (folded) this.options.onFold();
         series.value += amount;
         series.version += 1;
       },
@@ -340,12 +528,12 @@ export class HistogramStorage extends SeriesTable<HistogramSeries> {
 
   handle(labels: Labels): HistogramHandle {
     if (!this.enabled) return { observe: (value) => void this.countable(value) };
-    const { series, folded } = this.resolve(labels);
-    const fold = folded ? this.options.onFold : undefined;
+    const target = this.handleTarget(labels);
     return {
       observe: (value, exemplar) => {
         if (!this.countable(value)) return;
-        fold?.();
+        const { series, folded } = target();
+        if (folded) this.options.onFold();
         this.observeInto(series, value, exemplar);
       },
     };

@@ -112,6 +112,7 @@ export const FED_BY = {
   invalidValues: { feed: 'sidecar', by: 'series storage: values refused as not finite or negative' },
   seriesLimit: { feed: 'sidecar', by: 'configuration' },
   seriesOverflow: { feed: 'sidecar', by: 'series storage' },
+  seriesExpired: { feed: 'sidecar', by: 'the expiry sweep (`--metrics.series-ttl`, every `--correlator.sweep-interval`)' },
   scrapeErrors: { feed: 'sidecar', by: '/metrics' },
   buildInfo: { feed: 'sidecar', by: 'build' },
   connectionsClosed: { feed: 'sidecar', by: 'web and ingest listeners' },

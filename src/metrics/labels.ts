@@ -6,6 +6,7 @@
  * new values fold into `other`, and each fold is counted.
  */
 import { counter, type Declarations } from './declare.js';
+import type { LabelAdmission } from './families.js';
 
 export const UNKNOWN = 'unknown';
 export const OTHER = 'other';
@@ -102,11 +103,21 @@ export type LabelRules = Readonly<Record<OpenLabel, LabelRule>>;
 export const defaultLabelRules = (): LabelRules =>
   Object.fromEntries(OPEN_LABELS.map((label) => [label, { cap: DEFAULT_LABEL_CAPS[label] }])) as LabelRules;
 
+/** An admitted value of an open label: how many live series carry it, and since when none has. */
+interface Admitted {
+  refs: number;
+  /** Set by the first sweep that finds no series carrying the value. */
+  unusedSince: number | undefined;
+}
+
 interface GuardState {
   readonly rule: LabelRule;
   readonly allow: ReadonlySet<string> | undefined;
   readonly rewrite: ReadonlyMap<string, string>;
-  readonly admitted: Set<string>;
+  /** The first N distinct values: what the cap counts. Values leave when no series carries them (retain/release). */
+  readonly admitted: Map<string, Admitted>;
+  /** Values released since the last sweep: their cached spellings are forgotten then. */
+  readonly released: Set<string>;
   /** Raw value (cut to the byte limit) → exported value, for values that were not folded: the hot path skips sanitizing. */
   readonly resolved: SpellingCache;
 }
@@ -141,6 +152,11 @@ class SpellingCache {
 
   keys(): IterableIterator<string> {
     return this.entries.keys();
+  }
+
+  /** Drops every spelling that resolves to one of `values`. */
+  forget(values: ReadonlySet<string>): void {
+    for (const [raw, entry] of this.entries) if (values.has(entry.value)) this.entries.delete(raw);
   }
 
   get(raw: string): string | undefined {
@@ -178,7 +194,16 @@ export type LabelGuardMetrics = {
   readonly [K in keyof typeof LABEL_GUARD_FAMILIES]: { inc(labels: { readonly label: OpenLabel }): void };
 };
 
-export class LabelGuard {
+const OPEN_LABEL_SET: ReadonlySet<string> = new Set(OPEN_LABELS);
+const isOpenLabel = (label: string): label is OpenLabel => OPEN_LABEL_SET.has(label);
+
+/**
+ * Caps each open label at its first N distinct values. The storage tells it when a series
+ * carrying a value is created or removed (LabelAdmission): a value no live series carries goes
+ * back to the cap, so after series expire new values are admitted again, and never more than N
+ * at once.
+ */
+export class LabelGuard implements LabelAdmission {
   private readonly states: Record<OpenLabel, GuardState>;
 
   constructor(
@@ -194,7 +219,8 @@ export class LabelGuard {
           rule,
           allow: rule.allow === undefined ? undefined : new Set(rule.allow),
           rewrite: new Map(Object.entries(rule.rewrite ?? {})),
-          admitted: new Set(),
+          admitted: new Map(),
+          released: new Set(),
           resolved: new SpellingCache(spellingCapacity(rule.cap), () => metrics.labelCacheEvictions.inc({ label })),
         };
         return [label, state];
@@ -235,10 +261,72 @@ export class LabelGuard {
     if (value === '') return UNKNOWN;
     value = state.rewrite.get(value) ?? value;
     if (value === UNKNOWN || value === OTHER || state.admitted.has(value)) return value;
-    if (state.allow !== undefined && !state.allow.has(value)) return undefined;
-    if (state.admitted.size >= state.rule.cap) return undefined;
-    state.admitted.add(value);
-    return value;
+    return this.admit(state, value, 0) ? value : undefined;
+  }
+
+  /** Adds `value` to the cap's set with `refs` references, if the allow-list and the cap let it. */
+  private admit(state: GuardState, value: string, refs: number): boolean {
+    if (state.allow !== undefined && !state.allow.has(value)) return false;
+    if (state.admitted.size >= state.rule.cap) return false;
+    state.admitted.set(value, { refs, unusedSince: undefined });
+    state.released.delete(value);
+    return true;
+  }
+
+  /**
+   * A new series carries `value`: one more reference. A value released since it was resolved
+   * (its series expired) is admitted again if the cap has room; otherwise the fold is counted
+   * and false returned (the series carries `other`).
+   */
+  retain(label: string, value: string): boolean {
+    if (!isOpenLabel(label) || value === UNKNOWN || value === OTHER) return true;
+    const state = this.states[label];
+    const admitted = state.admitted.get(value);
+    if (admitted !== undefined) {
+      admitted.refs += 1;
+      admitted.unusedSince = undefined;
+      return true;
+    }
+    if (this.admit(state, value, 1)) return true;
+    this.metrics.labelOverflow.inc({ label });
+    return false;
+  }
+
+  /** A series carrying `value` left; with its last one, the value leaves the cap. */
+  release(label: string, value: string): void {
+    if (!isOpenLabel(label)) return;
+    const state = this.states[label];
+    const admitted = state.admitted.get(value);
+    if (admitted === undefined || admitted.refs === 0) return;
+    admitted.refs -= 1;
+    if (admitted.refs > 0) return;
+    state.admitted.delete(value);
+    state.released.add(value);
+  }
+
+  /** How many values of `label` the cap holds now. */
+  admittedCount(label: OpenLabel): number {
+    return this.states[label].admitted.size;
+  }
+
+  /**
+   * Run by the expiry sweep: forgets the cached spellings of released values (so they are
+   * resolved, and admitted, afresh) and releases values admitted without any series carrying
+   * them for `ttlSeconds` (resolved while the series budget was spent, say).
+   */
+  sweep(now: number, ttlSeconds: number): void {
+    for (const state of Object.values(this.states)) {
+      for (const [value, admitted] of state.admitted) {
+        if (admitted.refs > 0) continue;
+        admitted.unusedSince ??= now;
+        if (now - admitted.unusedSince < ttlSeconds) continue;
+        state.admitted.delete(value);
+        state.released.add(value);
+      }
+      if (state.released.size === 0) continue;
+      state.resolved.forget(state.released);
+      state.released.clear();
+    }
   }
 }
 

@@ -45,7 +45,7 @@ export const API_FAMILIES = {
   apiContextUtilization: histogram('hermes_api_context_utilization_ratio', API_LABELS, 'ratio', 'agent',
     'How full the context window was per successful provider call: prompt tokens (input + cache_read + cache_write) / the context engine\'s window; above 1 counts in +Inf.'),
   apiRequestsInFlight: gauge('hermes_api_requests_in_flight', { kind: VALUES.api_kind, provider: OPEN }, 'agent',
-    'Provider API attempts started and not yet finished (counted at scrape time from the open spans).'),
+    'Provider API attempts started and not yet finished (counted at scrape time from the open spans).', { computed: true }),
 
   // OpenTelemetry GenAI semantic conventions (opt-in, --metrics.semconv): the same provider calls
   // under the names OpenTelemetry dashboards expect. Provider, model and error type are the

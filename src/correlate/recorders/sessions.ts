@@ -20,7 +20,7 @@ export const SESSION_FAMILIES = {
   sessionResets: counter('hermes_session_resets_total', { platform: OPEN }, 'agent',
     'Session resets (on_session_reset).'),
   sessionsActive: gauge('hermes_sessions_active', { platform: OPEN }, 'agent',
-    'Sessions started and not yet finalized (idle sessions expire after the session TTL; counted at scrape time).'),
+    'Sessions started and not yet finalized (idle sessions expire after the session TTL; counted at scrape time).', { computed: true }),
   sessionEvents: counter('hermes_session_events_total', { event: VALUES.session_event }, 'agent',
     'Envelope session_event lifecycle events ({event}).'),
 } as const satisfies Declarations;
