@@ -331,7 +331,7 @@ export function createRegistry<D extends Declarations & typeof REGISTRY_FAMILIES
   const own = familiesFor(Object.fromEntries(typed) as Families<typeof REGISTRY_FAMILIES>, REGISTRY_FAMILIES);
   own.seriesLimit.set({}, options.maxAgentSeries);
 
-  const expiring = exported.filter((family) => family.spec.scope === 'agent');
+  const expiring = exported.filter((family) => expires(family.spec));
 
   return {
     metrics,
