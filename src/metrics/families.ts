@@ -60,10 +60,10 @@ export class SeriesBudget {
  */
 export interface LabelAdmission {
   /**
-   * Takes a reference to `value` of guard label `label` for a new series; false when the value is
-   * no longer admitted and its cap is full (the series then carries `other` for that label).
+   * A new series carries `value` of guard label `label`: one more reference, if the value is in
+   * its cap (values the guard lets through uncapped, such as known exit reasons, are not counted).
    */
-  retain(label: string, value: string): boolean;
+  retain(label: string, value: string): void;
   /** Gives back the reference of a series that left. */
   release(label: string, value: string): void;
   /** Run at the end of each expiry sweep, for what the guard expires itself. */
@@ -71,7 +71,7 @@ export interface LabelAdmission {
 }
 
 /** Admits everything: storage used without a label guard. */
-export const ADMIT_ALL: LabelAdmission = { retain: () => true, release: () => undefined };
+export const ADMIT_ALL: LabelAdmission = { retain: () => undefined, release: () => undefined };
 
 interface SeriesCore {
   /** In the family's label-name order. */
@@ -320,30 +320,11 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
     if (existing !== undefined) return existing;
     const budget = this.options.budget;
     if (budget !== undefined && !budget.take()) return undefined;
-    const values = this.valuesOf(labels);
-    if (this.admitted(values)) return this.create(values, { charged: budget !== undefined, pinned: false });
-    // A guarded value released by expiry whose cap has filled since: the series carries `other`
-    // for it, and may be one that exists already.
-    const folded = this.index.findValues(values);
-    if (folded === undefined) return this.create(values, { charged: budget !== undefined, pinned: false });
-    this.releaseValues(values);
-    budget?.give();
-    return folded;
+    return this.create(this.valuesOf(labels), { charged: budget !== undefined, pinned: false });
   }
 
-  /**
-   * Takes the references of a new series' guarded values; a value the guard no longer admits is
-   * replaced by `other` in `values`. True when every value was admitted as it is.
-   */
-  private admitted(values: string[]): boolean {
-    let all = true;
-    this.foldIndices.forEach((index, position) => {
-      if (this.admission.retain(this.foldGuards[position] as string, values[index] as string)) return;
-      values[index] = this.options.foldValue;
-      this.admission.retain(this.foldGuards[position] as string, this.options.foldValue);
-      all = false;
-    });
-    return all;
+  private retainValues(values: readonly string[]): void {
+    this.foldIndices.forEach((index, position) => this.admission.retain(this.foldGuards[position] as string, values[index] as string));
   }
 
   private releaseValues(values: readonly string[]): void {
@@ -358,14 +339,12 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
   private overflowSeries(values: string[]): S {
     for (const index of this.foldIndices) values[index] = this.options.foldValue;
     // Overflow series are admitted past the budget: there are few, and refusing them would lose counts.
-    const existing = this.index.findValues(values);
-    if (existing !== undefined) return existing;
-    this.admitted(values);
-    return this.create(values, { charged: false, pinned: false });
+    return this.index.findValues(values) ?? this.create(values, { charged: false, pinned: false });
   }
 
-  /** Adds a series whose guarded values' references are already taken. */
+  /** Adds a series, with a reference to each guarded value it carries. */
   private create(values: readonly string[], life: { charged: boolean; pinned: boolean }): S {
+    this.retainValues(values);
     const series = this.newSeries(values);
     this.index.add(values, series);
     this.all.push(series);

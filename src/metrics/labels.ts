@@ -261,35 +261,28 @@ export class LabelGuard implements LabelAdmission {
     if (value === '') return UNKNOWN;
     value = state.rewrite.get(value) ?? value;
     if (value === UNKNOWN || value === OTHER || state.admitted.has(value)) return value;
-    return this.admit(state, value, 0) ? value : undefined;
+    return this.admit(state, value) ? value : undefined;
   }
 
-  /** Adds `value` to the cap's set with `refs` references, if the allow-list and the cap let it. */
-  private admit(state: GuardState, value: string, refs: number): boolean {
+  /** Adds `value` to the cap's set, if the allow-list and the cap let it. */
+  private admit(state: GuardState, value: string): boolean {
     if (state.allow !== undefined && !state.allow.has(value)) return false;
     if (state.admitted.size >= state.rule.cap) return false;
-    state.admitted.set(value, { refs, unusedSince: undefined });
+    state.admitted.set(value, { refs: 0, unusedSince: undefined });
     state.released.delete(value);
     return true;
   }
 
   /**
-   * A new series carries `value`: one more reference. A value released since it was resolved
-   * (its series expired) is admitted again if the cap has room; otherwise the fold is counted
-   * and false returned (the series carries `other`).
+   * A new series carries `value`: one more reference. Values outside the cap's set (known values
+   * a recorder passes uncapped, `unknown`, `other`) are not counted.
    */
-  retain(label: string, value: string): boolean {
-    if (!isOpenLabel(label) || value === UNKNOWN || value === OTHER) return true;
-    const state = this.states[label];
-    const admitted = state.admitted.get(value);
-    if (admitted !== undefined) {
-      admitted.refs += 1;
-      admitted.unusedSince = undefined;
-      return true;
-    }
-    if (this.admit(state, value, 1)) return true;
-    this.metrics.labelOverflow.inc({ label });
-    return false;
+  retain(label: string, value: string): void {
+    if (!isOpenLabel(label)) return;
+    const admitted = this.states[label].admitted.get(value);
+    if (admitted === undefined) return;
+    admitted.refs += 1;
+    admitted.unusedSince = undefined;
   }
 
   /** A series carrying `value` left; with its last one, the value leaves the cap. */

@@ -163,7 +163,7 @@ class DeferredAdmission implements LabelAdmission {
     this.target = target;
   }
 
-  retain(label: string, value: string): boolean {
+  retain(label: string, value: string): void {
     return this.target.retain(label, value);
   }
 
