@@ -12,7 +12,8 @@ export const UNKNOWN = 'unknown';
 export const OTHER = 'other';
 export type Fallback = typeof UNKNOWN | typeof OTHER;
 
-const MAX_LABEL_LENGTH = 128;
+/** The longest guarded label value, in UTF-16 code units (a longer one is cut). */
+export const MAX_LABEL_LENGTH = 128;
 /** Longer than any closed value plus the whitespace a sender may wrap it in. */
 const MAX_CLOSED_LENGTH = 256;
 // Control characters (C0, DEL, C1) never belong in a label value; removing them also keeps
