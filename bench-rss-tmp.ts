@@ -1,0 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { startSidecarBinary, sleep, scrape, sumSamples } from './bench/lib.js';
+const sidecar = await startSidecarBinary([]);
+await sleep(1500);
+const status = readFileSync(`/proc/${sidecar.child.pid}/status`, 'utf8');
+console.log(status.split('\n').filter((l) => /Vm(RSS|HWM)|Rss|Threads/.test(l)).join('\n'));
+const text = await scrape(sidecar.web);
+for (const name of ['nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes', 'process_resident_memory_bytes']) console.log(name, (sumSamples(text, name) / 2 ** 20).toFixed(1));
+console.log(text.split('\n').filter((l) => l.startsWith('nodejs_heap_space_size_used_bytes')).join('\n'));
+await sidecar.stop();
