@@ -208,20 +208,61 @@ class SeriesIndex<S> {
 }
 
 /**
- * What the expiry sweep knows of a series, beside it: the version it last saw and since when
- * that version has not moved (so a write costs no clock reading), and whether it holds a slot of
- * the series budget.
+ * What the expiry sweep knows of a series, in arrays beside `all` (numbers, not an object per
+ * series: a few bytes each at the series cap): the version it last saw, since when that version
+ * has not moved (so a write costs no clock reading), and the series' kind.
  */
-interface SeriesLife {
-  seenVersion: number;
-  idleSince: number;
-  readonly charged: boolean;
-  /** Pre-initialised (and unlabelled) series exist by declaration and never expire. */
-  readonly pinned: boolean;
-}
+const NOT_SEEN = -1;
+/** Holds a slot of the series budget, given back when it leaves. */
+const CHARGED = 1;
+/** Pre-initialised (and unlabelled) series exist by declaration and never expire. */
+const PINNED = 2;
 
 /** Series looked at between two looks at the clock in one step of an expiry sweep. */
 const EXPIRY_CHUNK = 512;
+
+/**
+ * A handle's series: resolved once, and again on the first write after series left its table
+ * (the handle's may be among them), so a handle never writes into a removed series. An object
+ * rather than a closure: recorders keep thousands of handles at the series cap.
+ */
+class HandleSeries<S extends ScalarSeries | HistogramSeries> {
+  private generation: number;
+  private series: S;
+  /**
+   * The labels of a folded handle (its series carries `other` for them); a handle with a series
+   * of its own resolves again from that series' label values, so it keeps no labels object.
+   */
+  private foldedLabels: Labels | undefined;
+
+  constructor(
+    private readonly table: SeriesTable<S>,
+    labels: Labels,
+  ) {
+    this.generation = table.generation;
+    const { series, folded } = table.resolveLabels(labels);
+    this.series = series;
+    this.foldedLabels = folded ? labels : undefined;
+  }
+
+  /** The series to write now; a folded label set counts a fold on every write, as the label-object path does. */
+  current(): S {
+    if (this.generation !== this.table.generation) this.resolveAgain();
+    if (this.foldedLabels !== undefined) this.table.countFold();
+    return this.series;
+  }
+
+  private resolveAgain(): void {
+    this.generation = this.table.generation;
+    const own = this.series.labelValues;
+    const labels = this.foldedLabels;
+    const { series, folded } = labels === undefined ? this.table.resolveValues(own) : this.table.resolveLabels(labels);
+    this.series = series;
+    // Folded now (the budget is spent): keep its own labels, to resolve them again after the next expiry.
+    if (!folded) this.foldedLabels = undefined;
+    else this.foldedLabels ??= Object.fromEntries(this.table.labelNames.map((name, index) => [name, own[index] ?? ''])) as Labels;
+  }
+}
 
 /** The series table every kind shares: keys, the budget and folding. */
 abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements FamilyView {
@@ -238,7 +279,9 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
   /** Every series in creation order: what a scrape walks. */
   private all: S[] = [];
   /** The expiry sweep's notes on each series, same indices as `all`. */
-  private lives: SeriesLife[] = [];
+  private seenVersions: number[] = [];
+  private idleSince: number[] = [];
+  private kinds: number[] = [];
   private readonly foldIndices: readonly number[];
   /** The guard label of each folded label, same order as `foldIndices`. */
   private readonly foldGuards: readonly string[];
@@ -298,20 +341,23 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
     return { series: this.overflowSeries(this.valuesOf(labels)), folded: true };
   }
 
-  /**
-   * A handle's series: resolved now, and again on the first write after series left the table
-   * (the handle's may be among them).
-   */
-  protected handleTarget(labels: Labels): () => { readonly series: S; readonly folded: boolean } {
-    let generation = this.generation;
-    let target = this.resolve(labels);
-    return () => {
-      if (generation !== this.generation) {
-        generation = this.generation;
-        target = this.resolve(labels);
-      }
-      return target;
-    };
+  /** `resolve` for a handle (HandleSeries). */
+  resolveLabels(labels: Labels): { readonly series: S; readonly folded: boolean } {
+    return this.resolve(labels);
+  }
+
+  /** `resolve` by label values in label-name order (a removed series' own), for a handle. */
+  resolveValues(values: readonly string[]): { readonly series: S; readonly folded: boolean } {
+    const existing = this.index.findValues(values);
+    if (existing !== undefined) return { series: existing, folded: false };
+    const budget = this.options.budget;
+    if (budget === undefined || budget.take()) return { series: this.create([...values], { charged: budget !== undefined, pinned: false }), folded: false };
+    return { series: this.overflowSeries([...values]), folded: true };
+  }
+
+  /** Counts one write folded into an overflow series. */
+  countFold(): void {
+    this.options.onFold();
   }
 
   /** The series of these labels, new while the budget lasts; undefined once it is spent (the caller folds). */
@@ -343,13 +389,15 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
   }
 
   /** Adds a series, with a reference to each guarded value it carries. */
-  private create(values: readonly string[], life: { charged: boolean; pinned: boolean }): S {
+  private create(values: readonly string[], kind: { charged: boolean; pinned: boolean }): S {
     this.retainValues(values);
     const series = this.newSeries(values);
     this.index.add(values, series);
     this.all.push(series);
-    // -1: not seen by a sweep yet; the first sweep that sees it starts its idle time.
-    this.lives.push({ seenVersion: -1, idleSince: 0, ...life });
+    // Not seen by a sweep yet: the first sweep that sees it starts its idle time.
+    this.seenVersions.push(NOT_SEEN);
+    this.idleSince.push(0);
+    this.kinds.push((kind.charged ? CHARGED : 0) | (kind.pinned ? PINNED : 0));
     return series;
   }
 
@@ -368,12 +416,11 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
       const end = Math.min(this.all.length, next + EXPIRY_CHUNK);
       for (; next < end; next += 1) {
         const series = this.all[next] as S;
-        const life = this.lives[next] as SeriesLife;
-        if (life.pinned) continue;
-        if (life.seenVersion !== series.version) {
-          life.seenVersion = series.version;
-          life.idleSince = now;
-        } else if (now - life.idleSince >= ttlSeconds) expired.push(series);
+        if (((this.kinds[next] as number) & PINNED) !== 0) continue;
+        if (this.seenVersions[next] !== series.version) {
+          this.seenVersions[next] = series.version;
+          this.idleSince[next] = now;
+        } else if (now - (this.idleSince[next] as number) >= ttlSeconds) expired.push(series);
       }
       if (next < this.all.length) return true;
       this.remove(new Set(expired));
@@ -385,24 +432,31 @@ abstract class SeriesTable<S extends ScalarSeries | HistogramSeries> implements 
   private remove(candidates: ReadonlySet<S>): void {
     if (candidates.size === 0) return;
     const keptSeries: S[] = [];
-    const keptLives: SeriesLife[] = [];
+    const keptSeen: number[] = [];
+    const keptIdle: number[] = [];
+    const keptKinds: number[] = [];
     let removed = 0;
     this.all.forEach((series, index) => {
-      const life = this.lives[index] as SeriesLife;
-      if (!candidates.has(series) || life.seenVersion !== series.version) {
+      const seen = this.seenVersions[index] as number;
+      const kind = this.kinds[index] as number;
+      if (!candidates.has(series) || seen !== series.version) {
         keptSeries.push(series);
-        keptLives.push(life);
+        keptSeen.push(seen);
+        keptIdle.push(this.idleSince[index] as number);
+        keptKinds.push(kind);
         return;
       }
       this.index.delete(series.labelValues);
-      if (life.charged) this.options.budget?.give();
+      if ((kind & CHARGED) !== 0) this.options.budget?.give();
       this.releaseValues(series.labelValues);
       this.options.onExpire?.();
       removed += 1;
     });
     if (removed === 0) return;
     this.all = keptSeries;
-    this.lives = keptLives;
+    this.seenVersions = keptSeen;
+    this.idleSince = keptIdle;
+    this.kinds = keptKinds;
     this.generation += 1;
   }
 
@@ -441,13 +495,11 @@ export class CounterStorage extends ScalarTable {
   /** The series of these labels, resolved now: later updates skip the key build and the lookup. */
   handle(labels: Labels): CounterHandle {
     if (!this.enabled) return { inc: (amount = 1) => void this.countable(amount) };
-    const target = this.handleTarget(labels);
+    const target = new HandleSeries(this, labels);
     return {
       inc: (amount = 1) => {
         if (!this.countable(amount)) return;
-        const { series, folded } = target();
-        // A folded label set counts a fold on every write, exactly as the label-object path does.
-        if (folded) this.options.onFold();
+        const series = target.current();
         series.value += amount;
         series.version += 1;
       },
@@ -507,13 +559,11 @@ export class HistogramStorage extends SeriesTable<HistogramSeries> {
 
   handle(labels: Labels): HistogramHandle {
     if (!this.enabled) return { observe: (value) => void this.countable(value) };
-    const target = this.handleTarget(labels);
+    const target = new HandleSeries(this, labels);
     return {
       observe: (value, exemplar) => {
         if (!this.countable(value)) return;
-        const { series, folded } = target();
-        if (folded) this.options.onFold();
-        this.observeInto(series, value, exemplar);
+        this.observeInto(target.current(), value, exemplar);
       },
     };
   }

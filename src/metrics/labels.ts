@@ -104,19 +104,17 @@ export type LabelRules = Readonly<Record<OpenLabel, LabelRule>>;
 export const defaultLabelRules = (): LabelRules =>
   Object.fromEntries(OPEN_LABELS.map((label) => [label, { cap: DEFAULT_LABEL_CAPS[label] }])) as LabelRules;
 
-/** An admitted value of an open label: how many live series carry it, and since when none has. */
-interface Admitted {
-  refs: number;
-  /** Set by the first sweep that finds no series carrying the value. */
-  unusedSince: number | undefined;
-}
-
 interface GuardState {
   readonly rule: LabelRule;
   readonly allow: ReadonlySet<string> | undefined;
   readonly rewrite: ReadonlyMap<string, string>;
-  /** The first N distinct values: what the cap counts. Values leave when no series carries them (retain/release). */
-  readonly admitted: Map<string, Admitted>;
+  /**
+   * The first N distinct values, each with how many live series carry it: what the cap counts.
+   * Values leave when no series carries them any more (retain/release).
+   */
+  readonly admitted: Map<string, number>;
+  /** Admitted values no series carries, since the first sweep that found them so. */
+  readonly unusedSince: Map<string, number>;
   /** Values released since the last sweep: their cached spellings are forgotten then. */
   readonly released: Set<string>;
   /** Raw value (cut to the byte limit) → exported value, for values that were not folded: the hot path skips sanitizing. */
@@ -221,6 +219,7 @@ export class LabelGuard implements LabelAdmission {
           allow: rule.allow === undefined ? undefined : new Set(rule.allow),
           rewrite: new Map(Object.entries(rule.rewrite ?? {})),
           admitted: new Map(),
+          unusedSince: new Map(),
           released: new Set(),
           resolved: new SpellingCache(spellingCapacity(rule.cap), () => metrics.labelCacheEvictions.inc({ label })),
         };
@@ -269,7 +268,7 @@ export class LabelGuard implements LabelAdmission {
   private admit(state: GuardState, value: string): boolean {
     if (state.allow !== undefined && !state.allow.has(value)) return false;
     if (state.admitted.size >= state.rule.cap) return false;
-    state.admitted.set(value, { refs: 0, unusedSince: undefined });
+    state.admitted.set(value, 0);
     state.released.delete(value);
     return true;
   }
@@ -280,20 +279,23 @@ export class LabelGuard implements LabelAdmission {
    */
   retain(label: string, value: string): void {
     if (!isOpenLabel(label)) return;
-    const admitted = this.states[label].admitted.get(value);
-    if (admitted === undefined) return;
-    admitted.refs += 1;
-    admitted.unusedSince = undefined;
+    const state = this.states[label];
+    const refs = state.admitted.get(value);
+    if (refs === undefined) return;
+    state.admitted.set(value, refs + 1);
+    if (refs === 0) state.unusedSince.delete(value);
   }
 
   /** A series carrying `value` left; with its last one, the value leaves the cap. */
   release(label: string, value: string): void {
     if (!isOpenLabel(label)) return;
     const state = this.states[label];
-    const admitted = state.admitted.get(value);
-    if (admitted === undefined || admitted.refs === 0) return;
-    admitted.refs -= 1;
-    if (admitted.refs > 0) return;
+    const refs = state.admitted.get(value);
+    if (refs === undefined || refs === 0) return;
+    if (refs > 1) {
+      state.admitted.set(value, refs - 1);
+      return;
+    }
     state.admitted.delete(value);
     state.released.add(value);
   }
@@ -310,11 +312,13 @@ export class LabelGuard implements LabelAdmission {
    */
   sweep(now: number, ttlSeconds: number): void {
     for (const state of Object.values(this.states)) {
-      for (const [value, admitted] of state.admitted) {
-        if (admitted.refs > 0) continue;
-        admitted.unusedSince ??= now;
-        if (now - admitted.unusedSince < ttlSeconds) continue;
+      for (const [value, refs] of state.admitted) {
+        if (refs > 0) continue;
+        const since = state.unusedSince.get(value);
+        if (since === undefined) state.unusedSince.set(value, now);
+        if (now - (since ?? now) < ttlSeconds) continue;
         state.admitted.delete(value);
+        state.unusedSince.delete(value);
         state.released.add(value);
       }
       if (state.released.size === 0) continue;

@@ -218,6 +218,33 @@ describe('series expiry', () => {
     expect(samples.get(expired('hermes_api_requests_total'))).toBe(1);
   });
 
+  it('folds a handle whose slot was taken after its series expired, and gives it its own series again later', async () => {
+    const t = setup({ maxSeries: 1 });
+    const labels = (model: string) => ({ kind: 'main', provider: 'p', model: t.guard.value('model', model), outcome: 'success' }) as const;
+    const requests = (model: string, provider = 'p') => series('hermes_api_requests_total', { kind: 'main', provider, model, outcome: 'success' });
+    const a = t.metrics.apiRequests.handle(labels('a'));
+    a.inc();
+    t.sweep();
+    t.advance(TTL);
+    t.sweep();
+    t.metrics.apiRequests.inc(labels('b'));
+    a.inc(2);
+    let samples = await t.samples();
+    expect(samples.get(requests('a'))).toBeUndefined();
+    expect(samples.get(requests('b'))).toBe(1);
+    expect(samples.get(requests('other', 'other'))).toBe(2);
+    expect(samples.get(series('hermes_sidecar_series_overflow_total', { metric: 'hermes_api_requests_total' }))).toBe(1);
+    // b and the overflow series expire; a's next write takes the free slot under its own labels.
+    t.sweep();
+    t.advance(TTL);
+    t.sweep();
+    a.inc(4);
+    samples = await t.samples();
+    expect(samples.get(requests('a'))).toBe(4);
+    expect(samples.get(requests('other', 'other'))).toBeUndefined();
+    expect(samples.get(series('hermes_sidecar_series_overflow_total', { metric: 'hermes_api_requests_total' }))).toBe(1);
+  });
+
   it('re-creates the series of a handle written again after expiry, starting from 0', async () => {
     const t = setup();
     const handle = t.metrics.toolCallDuration.handle({ tool: t.guard.value('tool', 'grep'), status: 'ok' });
