@@ -1,6 +1,6 @@
 /**
  * The YAML parser, loaded on first use: a sidecar started without a config file or a web config
- * file never parses YAML, and loading the library cost about 3 MiB of idle RSS. Synchronous
+ * file never parses YAML, so it need not hold the library in memory. Synchronous
  * (`require` of the package's CommonJS build), as the config readers are.
  */
 import { createRequire } from 'node:module';

@@ -199,8 +199,8 @@ function expiryOf(families: readonly Family[], ttlSeconds: number, admission: De
 
 /**
  * The two parts of prom-client (pinned to 15.1.3) the sidecar uses, loaded from their own files:
- * its index also loads the Pushgateway client, which loads node:https and TLS with it, about
- * 2 MiB of idle RSS for a feature the sidecar never uses.
+ * its index also loads the Pushgateway client, which loads node:https and TLS with it: idle
+ * memory for a feature the sidecar never uses.
  */
 function promClientParts(): { Registry: typeof client.Registry; collectDefaultMetrics: typeof client.collectDefaultMetrics } {
   const load = createRequire(import.meta.url);
