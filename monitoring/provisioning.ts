@@ -5,9 +5,11 @@
  */
 import { grafana, jobName, scrapeInterval, sidecarTarget } from './config.js';
 import { GENERATED_NOTICE } from './render.js';
+import { scrapeLimits } from './limits.js';
 
 /** prometheus.yml at the repository root; rule_files is relative to this file. */
 export function prometheusConfig(): string {
+  const limits = scrapeLimits();
   return `# ${GENERATED_NOTICE}
 #
 # Scrapes the Hermes sidecar and loads its alerting and recording rules.
@@ -27,9 +29,16 @@ scrape_configs:
     static_configs:
       - targets:
           - ${sidecarTarget}
-    # Exceeding sample_limit fails the whole scrape (up = 0), so keep it well above the
-    # sidecar's own series caps: the sidecar bounds its series, this is only a backstop.
-    # sample_limit: 50000
+    # Backstops, derived from the sidecar's own bounds at its defaults (monitoring/limits.ts):
+    # ${limits.sampleLimit} samples is --metrics.max-series (10000) series of the widest agent
+    # histogram, every overflow series, every pipeline series and the runtime metrics, rounded
+    # up. A scrape past a limit fails whole (up = 0): raise sample_limit with --metrics.max-series
+    # or wider bucket sets. The label value limit is in bytes: a guarded value is at most 128
+    # characters; the instance address must fit too.
+    sample_limit: ${limits.sampleLimit}
+    label_limit: ${limits.labelLimit}
+    label_name_length_limit: ${limits.labelNameLengthLimit}
+    label_value_length_limit: ${limits.labelValueLengthLimit}
 `;
 }
 

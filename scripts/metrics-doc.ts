@@ -9,10 +9,54 @@ import { closedValues, DEFAULT_BUCKETS, INFO, OPEN, type LabelValues, type Metri
 import { FED_BY, type Feed } from '../src/metrics/fedBy.js';
 import { declaringModules } from './declarers.js';
 import { DEFAULT_LABEL_CAPS } from '../src/metrics/labels.js';
+import { expires } from '../src/metrics/registry.js';
 import { BOUNDS, DEFAULT_STRING_LIMITS } from '../src/contract/bounds.js';
 import { MAX_EPOCHS, MAX_FORGOTTEN_RANGES, MAX_INTERVALS, MAX_OPEN_GAPS, MAX_PAST_BOOTS } from '../src/correlate/instances.js';
 
 /** How plugin sequence numbers become applied, lost, late, duplicate, discarded and reset counts (src/correlate/sequence). */
+/** docs/metrics.md, "Series expiry": the rule, the default and why, and the families that never expire. */
+function seriesExpiry(): string[] {
+  const specs = Object.values(CATALOGUE as Record<string, MetricSpec>);
+  const computed = specs.filter((spec) => spec.scope === 'agent' && !expires(spec)).map((spec) => code(spec.name));
+  return [
+    '## Series expiry',
+    '',
+    'An agent series that nothing has written for `--metrics.series-ttl` seconds (default 604800, 7 days;',
+    '`0` keeps every series until restart) is removed by the sweep that runs every',
+    '`--correlator.sweep-interval`, in slices that hand the event loop back, and counted in',
+    '`hermes_sidecar_series_expired_total{metric}`. It gives its slot back to the global series cap',
+    '(`--metrics.max-series`), and each open label value it carried goes back to its label cap once no',
+    'live series of any family carries it (the guard counts references), so a cap filled by models',
+    'nobody uses any more admits new ones again and never holds more than its limit at once. A write',
+    'after expiry creates the series afresh at 0: Prometheus sees a counter reset, which `rate()` and',
+    '`increase()` handle, and nothing is undercounted because nothing was written in the gap. The',
+    'sweep notes when a series\' version last moved, so a write costs no clock reading; a series expires',
+    'between one TTL and one TTL plus a sweep interval after its last write. A value goes back to its',
+    'cap only after every series carrying it expired, that is after a TTL without any write of it;',
+    'a span opened before that and closed after it (at most `--correlator.span-ttl` later) writes its',
+    'series again under its value, outside the cap, so a cap can be exceeded by at most the spans open',
+    'across such a sweep. Values a recorder passes uncapped (the known exit reasons) hold no place in',
+    'the cap either way.',
+    '',
+    'Why a week: longer than a weekend or a holiday of idleness (a Monday does not start every counter',
+    'from 0 again), and far longer than every range the shipped rules and dashboards query (1 h at',
+    'most) and any `for:` of an alert, so expiry never removes a series a rule is still reading. A',
+    'back end that bills active series (Grafana Cloud: 20 minutes after the last sample) stops billing',
+    'a removed series 20 minutes after the sweep.',
+    '',
+    'Never expired:',
+    '',
+    `- gauges computed from the sidecar's state at each scrape (${computed.join(', ')}): a removed one`,
+    '  would lose the count it carries. Their open label values (`provider`, `tool`, `platform`, `role`)',
+    '  therefore stay in their caps for as long as the series exist;',
+    '- delivery and self metrics: bounded by construction, and pre-initialised at 0 so `rate()` sees',
+    '  their first increment.',
+    '',
+    'Overflow series (open labels as `other`) expire like any other: they hold no slot of the cap, and',
+    'an idle one would be exported, and billed, for nothing.',
+  ];
+}
+
 const SEQUENCE_SEMANTICS = [
   '## Sequence accounting',
   '',
@@ -202,7 +246,7 @@ export function renderMetricsDoc(declarers: ReadonlyMap<MetricKey, readonly stri
   for (const [name, bounds] of Object.entries(DEFAULT_BUCKETS)) lines.push(`| ${code(name)} | ${bounds.join(', ')} |`);
   lines.push('', '## Label caps (cardinality guard)', '', '| label | default cap |', '|---|---|');
   for (const [label, cap] of Object.entries(DEFAULT_LABEL_CAPS)) lines.push(`| ${code(label)} | ${cap} |`);
-  lines.push('', ...HERMES_021_HOOKS, ...SEQUENCE_SEMANTICS, ...boundsTable());
+  lines.push('', ...seriesExpiry(), '', ...HERMES_021_HOOKS, ...SEQUENCE_SEMANTICS, ...boundsTable());
   return lines.join('\n');
 }
 

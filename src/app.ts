@@ -20,7 +20,7 @@ import { INGESTOR_FAMILIES, Ingestor } from './ingest/ingestor.js';
 import { BODY_FAMILIES, InflightBudget } from './ingest/body.js';
 import { MEMORY_FAMILIES, MemoryGuard, processMemory, runtimeGc, type MemoryProbe } from './ingest/memory.js';
 import { IngestQueue } from './ingest/queue.js';
-import { eventLoopSlicer, type Slicer } from './slices.js';
+import { eventLoopSlicer, runInSlices, type Slicer } from './slices.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Logger } from './log.js';
 import { VERSION } from './version.js';
@@ -85,6 +85,7 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     defaultMetrics: deps.defaultMetrics ?? true,
     semconv: config.semconv,
     nativeHistograms: config.nativeHistograms,
+    seriesTtlSeconds: config.seriesTtlSeconds,
   });
   const exposition = createExposition(registry);
   const { metrics } = registry;
@@ -97,6 +98,15 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     slicer,
   );
   const { dispatcher } = pipeline;
+  registry.admitLabels(pipeline.labels);
+  let sweeping: Promise<void> | undefined;
+  // The state tables first (spans closed by their TTL write their series), then series expiry
+  // as of the end of that sweep; a sweep asked for while one is under way is that sweep.
+  const sweep = (): Promise<void> =>
+    (sweeping ??= pipeline
+      .sweep()
+      .then(() => runInSlices(registry.expirySteps(clock()), slicer))
+      .finally(() => (sweeping = undefined)));
   const queue = new IngestQueue({ batches: config.ingest.queueCapacity, events: config.ingest.queueMaxEvents });
   const ingestor = new Ingestor(queue, dispatcher, familiesFor(metrics, INGESTOR_FAMILIES), slicer);
   const inflight = new InflightBudget(config.ingest.maxInflightBytes, familiesFor(metrics, BODY_FAMILIES));
@@ -163,7 +173,7 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     queue,
     dispatcher,
     inflight,
-    sweep: () => pipeline.sweep(),
+    sweep,
     drained: () => ingestor.drain(),
   };
 }

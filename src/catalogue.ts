@@ -119,6 +119,7 @@ const ORDER = [
   'liveSeries',
   'seriesLimit',
   'seriesOverflow',
+  'seriesExpired',
   'invalidValues',
   'nativeHalvings',
   'webAuthFailures',

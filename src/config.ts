@@ -68,6 +68,7 @@ export const OPTIONS = [
   { flag: 'metrics.native-histogram-bucket-factor', kind: 'bucketFactor', default: DEFAULT_BUCKET_FACTOR, help: 'Growth factor from one native histogram bucket to the next, as client_golang\'s NativeHistogramBucketFactor: the schema used is the coarsest whose factor 2^(2^-schema) is no larger (1.1 gives schema 3, buckets 9% wide; 2 gives schema 0; at most schema 8, at least -4). Native buckets are sent in the protobuf exposition only, beside the classic ones.' },
   { flag: 'metrics.native-histogram-zero-threshold', kind: 'positiveNumber', default: DEFAULT_ZERO_THRESHOLD, help: 'Observations at or below this count in the native histograms\' zero bucket (default 2^-128, client_golang\'s). Positive, so Prometheus reads every histogram as native, even before its first observation.' },
   { flag: 'metrics.native-histogram-max-buckets', kind: 'nativeBuckets', default: MAX_NATIVE_BUCKETS, help: 'Most populated native buckets per histogram series (1 to 160); past it the series halves its resolution (schema minus 1) until it fits. 160, client_golang\'s recommendation and OpenTelemetry\'s default, spans a range of a million at schema 3; more only adds bytes to every sample.' },
+  { flag: 'metrics.series-ttl', kind: 'nonNegativeInt', default: 7 * 86_400, help: 'Seconds an agent series may go without a write before it is removed (hermes_sidecar_series_expired_total), giving its slot back to --metrics.max-series and its open label values back to their caps; gauges computed from state (in flight, active, pending) never expire. 0 keeps every series until restart. The default, a week, outlasts a weekend or holiday of idleness and every range the shipped rules and dashboards query.' },
   { flag: 'metrics.semconv', kind: 'boolean', default: 'false', help: 'Also export the OpenTelemetry GenAI families gen_ai_client_operation_duration_seconds and gen_ai_client_token_usage (true or false). Off by default: they repeat the API call data under a second set of names and spend the series budget.' },
   { flag: 'memory.limit-bytes', kind: 'nonNegativeInt', default: 512 * 1024 * 1024, help: 'Live memory (V8 heap used + Buffers) above which ingest answers 503 + Retry-After and /-/ready 503, until it is 10% below (0 disables).' },
   { flag: 'memory.rss-limit-bytes', kind: 'nonNegativeInt', default: 0, help: 'Resident memory above which ingest answers 503 + Retry-After, while live memory is at least half of it (0 disables).' },
@@ -128,6 +129,8 @@ export interface Config {
     readonly maxBytes: number;
   };
   readonly maxAgentSeries: number;
+  /** Seconds without a write after which an agent series is removed; 0: never. */
+  readonly seriesTtlSeconds: number;
   /** Export the OpenTelemetry GenAI semantic-convention families too. */
   readonly semconv: boolean;
   /** Native buckets kept beside every histogram's classic ones (sent in the protobuf exposition). */
@@ -346,6 +349,7 @@ export function loadConfig(inputs: ConfigInputs): Config {
       maxBytes: get('sequence.max-bytes'),
     },
     maxAgentSeries: get('metrics.max-series'),
+    seriesTtlSeconds: get('metrics.series-ttl'),
     semconv: get('metrics.semconv'),
     nativeHistograms: {
       schema: schemaForFactor(get('metrics.native-histogram-bucket-factor')),

@@ -4,7 +4,7 @@
  * label rules and bucket overrides that only the file can hold are validated here. Option
  * values are validated by config.ts, which knows where else a value could have come from.
  */
-import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { yaml } from './lazyYaml.js';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { OPEN_LABELS, type OpenLabel } from './metrics/labels.js';
@@ -272,7 +272,7 @@ class FileReader {
 
 /** "Flow sequence … must end with a ] (line 2, column 1)": the parser's reason without its source excerpt. */
 export function yamlProblem(error: unknown): string {
-  if (!(error instanceof YAMLParseError)) return error instanceof Error ? error.message : String(error);
+  if (!(error instanceof yaml().YAMLParseError)) return error instanceof Error ? error.message : String(error);
   const reason = error.message.split(' at line ')[0]?.trim() ?? error.code;
   const position = error.linePos?.[0];
   const at = position === undefined ? '' : ` (line ${position.line}, column ${position.col})`;
@@ -286,7 +286,7 @@ export function yamlProblem(error: unknown): string {
 export function readConfigFile(text: string, path: string, named: string, optionFlags: readonly string[]): ConfigFile {
   let parsed: unknown;
   try {
-    parsed = parseYaml(text, { logLevel: 'error' });
+    parsed = yaml().parse(text, { logLevel: 'error' });
   } catch (error) {
     throw new ConfigError(`${named} names a file that is not valid YAML: ${yamlProblem(error)}.`);
   }

@@ -376,13 +376,14 @@ const processRow = (q: Promql): RowSpec => ({
     timeseries({
       title: 'Series folded by the global cap',
       description:
-        'New label sets per second folded into overflow series (open labels as "other") because the global series cap was reached, by metric; and native histogram halvings: a series that passed --metrics.native-histogram-max-buckets halved its native resolution.',
+        'New label sets per second folded into overflow series (open labels as "other") because the global series cap was reached, by metric; native histogram halvings: a series that passed --metrics.native-histogram-max-buckets halved its native resolution; and series per second removed after --metrics.series-ttl without a write (their slots and label values go back to the caps).',
       unit: 'cps',
       min: 0,
       width: 8,
       queries: [
         { expr: sumBy(['metric'], q.rateOf('hermes_sidecar_series_overflow_total')), legend: '{{metric}}' },
         { expr: sumBy([], q.rateOf('hermes_sidecar_native_resolution_reductions_total')), legend: 'native histogram halvings' },
+        { expr: sumBy(['metric'], q.rateOf('hermes_sidecar_series_expired_total')), legend: 'expired {{metric}}' },
       ],
     }),
     timeseries({

@@ -43,6 +43,8 @@ export interface EventPipeline {
   readonly instances: PluginInstances;
   /** Counts webhook deliveries already applied, with the plugin's duplicate lines. */
   readonly delivery: DeliveryRecorder;
+  /** The cardinality guard of the open labels (the storage hands it the references of its series). */
+  readonly labels: LabelGuard;
   /**
    * Runs every TTL sweep now, in slices that hand the event loop back between them; resolves once
    * done. A sweep asked for while one is under way is that sweep.
@@ -124,9 +126,10 @@ export function createEventPipeline(
     onStale: (reason) => delivery.staleHeartbeat(reason),
     onFolded: (key) => delivery.folded(key),
   });
+  const labels = new LabelGuard(config.labels, familiesFor(metrics, LABEL_GUARD_FAMILIES), config.ingest?.maxLabelValueBytes);
   const recorders = createRecorders(
     {
-      labels: new LabelGuard(config.labels, familiesFor(metrics, LABEL_GUARD_FAMILIES), config.ingest?.maxLabelValueBytes),
+      labels,
       clock: held.now,
       spans: { ttlSeconds: config.correlator.spanTtlSeconds, maxEntries: config.correlator.maxSpans, maxBytes: budgets.eachSpanTable },
       sessionTtlSeconds: config.correlator.sessionTtlSeconds,
@@ -154,6 +157,7 @@ export function createEventPipeline(
     dispatcher: new Dispatcher(recorders, instances, familiesFor(metrics, DISPATCHER_FAMILIES), held, onApplyError, valueRejected),
     instances,
     delivery,
+    labels,
     sweep: () => {
       sweeping ??= sweepInSlices(sweepables, slicer).finally(() => (sweeping = undefined));
       return sweeping;

@@ -103,6 +103,12 @@ export interface MetricSpec {
   readonly preinit: boolean;
   /** Exported only when chosen: `semconv` families need --metrics.semconv. */
   readonly optIn?: 'semconv';
+  /**
+   * A gauge set from the sidecar's state at each scrape (spans in flight, active sessions), not
+   * by events: its series never expire (--metrics.series-ttl), as a removed one would lose the
+   * count it carries.
+   */
+  readonly computed?: boolean;
 }
 
 const isClosed = (values: LabelValues): values is readonly string[] | DerivedValues =>
@@ -139,6 +145,8 @@ function helpText(help: string, labels: LabelDeclarations): string {
 interface SpecOptions {
   /** Opt out of pre-initialisation (say why where it is used). */
   readonly preinit?: false;
+  /** A gauge computed from state, never expired (MetricSpec.computed). */
+  readonly computed?: true;
 }
 
 /** Declares a family; `labels` are in exposition order. */
@@ -158,6 +166,7 @@ function spec<const T extends MetricType, const L extends LabelDeclarations>(
     labelNames: Object.keys(labels) as (keyof L & string)[],
     scope,
     preinit: scope !== 'agent' && options.preinit !== false && Object.values(labels).every(isClosed),
+    computed: options.computed === true,
   };
 }
 

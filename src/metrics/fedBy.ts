@@ -120,6 +120,7 @@ export const FED_BY = {
   nativeHalvings: { feed: 'sidecar', by: 'series storage: native histogram buckets past --metrics.native-histogram-max-buckets' },
   seriesLimit: { feed: 'sidecar', by: 'configuration' },
   seriesOverflow: { feed: 'sidecar', by: 'series storage' },
+  seriesExpired: { feed: 'sidecar', by: 'the expiry sweep (`--metrics.series-ttl`, every `--correlator.sweep-interval`)' },
   scrapeErrors: { feed: 'sidecar', by: '/metrics' },
   buildInfo: { feed: 'sidecar', by: 'build' },
   connectionsClosed: { feed: 'sidecar', by: 'web and ingest listeners' },

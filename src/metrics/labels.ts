@@ -6,12 +6,14 @@
  * new values fold into `other`, and each fold is counted.
  */
 import { counter, type Declarations } from './declare.js';
+import type { LabelAdmission } from './families.js';
 
 export const UNKNOWN = 'unknown';
 export const OTHER = 'other';
 export type Fallback = typeof UNKNOWN | typeof OTHER;
 
-const MAX_LABEL_LENGTH = 128;
+/** The longest guarded label value, in UTF-16 code units (a longer one is cut). */
+export const MAX_LABEL_LENGTH = 128;
 /** Longer than any closed value plus the whitespace a sender may wrap it in. */
 const MAX_CLOSED_LENGTH = 256;
 // Control characters (C0, DEL, C1) never belong in a label value; removing them also keeps
@@ -106,7 +108,15 @@ interface GuardState {
   readonly rule: LabelRule;
   readonly allow: ReadonlySet<string> | undefined;
   readonly rewrite: ReadonlyMap<string, string>;
-  readonly admitted: Set<string>;
+  /**
+   * The first N distinct values, each with how many live series carry it: what the cap counts.
+   * Values leave when no series carries them any more (retain/release).
+   */
+  readonly admitted: Map<string, number>;
+  /** Admitted values no series carries, since the first sweep that found them so. */
+  readonly unusedSince: Map<string, number>;
+  /** Values released since the last sweep: their cached spellings are forgotten then. */
+  readonly released: Set<string>;
   /** Raw value (cut to the byte limit) → exported value, for values that were not folded: the hot path skips sanitizing. */
   readonly resolved: SpellingCache;
 }
@@ -141,6 +151,11 @@ class SpellingCache {
 
   keys(): IterableIterator<string> {
     return this.entries.keys();
+  }
+
+  /** Drops every spelling that resolves to one of `values`. */
+  forget(values: ReadonlySet<string>): void {
+    for (const [raw, entry] of this.entries) if (values.has(entry.value)) this.entries.delete(raw);
   }
 
   get(raw: string): string | undefined {
@@ -178,7 +193,16 @@ export type LabelGuardMetrics = {
   readonly [K in keyof typeof LABEL_GUARD_FAMILIES]: { inc(labels: { readonly label: OpenLabel }): void };
 };
 
-export class LabelGuard {
+const OPEN_LABEL_SET: ReadonlySet<string> = new Set(OPEN_LABELS);
+const isOpenLabel = (label: string): label is OpenLabel => OPEN_LABEL_SET.has(label);
+
+/**
+ * Caps each open label at its first N distinct values. The storage tells it when a series
+ * carrying a value is created or removed (LabelAdmission): a value no live series carries goes
+ * back to the cap, so after series expire new values are admitted again, and never more than N
+ * at once.
+ */
+export class LabelGuard implements LabelAdmission {
   private readonly states: Record<OpenLabel, GuardState>;
 
   constructor(
@@ -194,7 +218,9 @@ export class LabelGuard {
           rule,
           allow: rule.allow === undefined ? undefined : new Set(rule.allow),
           rewrite: new Map(Object.entries(rule.rewrite ?? {})),
-          admitted: new Set(),
+          admitted: new Map(),
+          unusedSince: new Map(),
+          released: new Set(),
           resolved: new SpellingCache(spellingCapacity(rule.cap), () => metrics.labelCacheEvictions.inc({ label })),
         };
         return [label, state];
@@ -235,10 +261,70 @@ export class LabelGuard {
     if (value === '') return UNKNOWN;
     value = state.rewrite.get(value) ?? value;
     if (value === UNKNOWN || value === OTHER || state.admitted.has(value)) return value;
-    if (state.allow !== undefined && !state.allow.has(value)) return undefined;
-    if (state.admitted.size >= state.rule.cap) return undefined;
-    state.admitted.add(value);
-    return value;
+    return this.admit(state, value) ? value : undefined;
+  }
+
+  /** Adds `value` to the cap's set, if the allow-list and the cap let it. */
+  private admit(state: GuardState, value: string): boolean {
+    if (state.allow !== undefined && !state.allow.has(value)) return false;
+    if (state.admitted.size >= state.rule.cap) return false;
+    state.admitted.set(value, 0);
+    state.released.delete(value);
+    return true;
+  }
+
+  /**
+   * A new series carries `value`: one more reference. Values outside the cap's set (known values
+   * a recorder passes uncapped, `unknown`, `other`) are not counted.
+   */
+  retain(label: string, value: string): void {
+    if (!isOpenLabel(label)) return;
+    const state = this.states[label];
+    const refs = state.admitted.get(value);
+    if (refs === undefined) return;
+    state.admitted.set(value, refs + 1);
+    if (refs === 0) state.unusedSince.delete(value);
+  }
+
+  /** A series carrying `value` left; with its last one, the value leaves the cap. */
+  release(label: string, value: string): void {
+    if (!isOpenLabel(label)) return;
+    const state = this.states[label];
+    const refs = state.admitted.get(value);
+    if (refs === undefined || refs === 0) return;
+    if (refs > 1) {
+      state.admitted.set(value, refs - 1);
+      return;
+    }
+    state.admitted.delete(value);
+    state.released.add(value);
+  }
+
+  /** How many values of `label` the cap holds now. */
+  admittedCount(label: OpenLabel): number {
+    return this.states[label].admitted.size;
+  }
+
+  /**
+   * Run by the expiry sweep: forgets the cached spellings of released values (so they are
+   * resolved, and admitted, afresh) and releases values admitted without any series carrying
+   * them for `ttlSeconds` (resolved while the series budget was spent, say).
+   */
+  sweep(now: number, ttlSeconds: number): void {
+    for (const state of Object.values(this.states)) {
+      for (const [value, refs] of state.admitted) {
+        if (refs > 0) continue;
+        const since = state.unusedSince.get(value);
+        if (since === undefined) state.unusedSince.set(value, now);
+        if (now - (since ?? now) < ttlSeconds) continue;
+        state.admitted.delete(value);
+        state.unusedSince.delete(value);
+        state.released.add(value);
+      }
+      if (state.released.size === 0) continue;
+      state.resolved.forget(state.released);
+      state.released.clear();
+    }
   }
 }
 

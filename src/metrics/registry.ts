@@ -14,7 +14,8 @@
  * handed the families of its own declaration object (familiesFor), so writing a family it did
  * not declare does not type-check.
  */
-import client from 'prom-client';
+import { createRequire } from 'node:module';
+import type client from 'prom-client';
 import {
   closedValues,
   counter,
@@ -30,6 +31,7 @@ import {
   CounterStorage,
   GaugeStorage,
   HistogramStorage,
+  ADMIT_ALL,
   SeriesBudget,
   type CounterHandle,
   type Exemplar,
@@ -38,6 +40,7 @@ import {
   type FamilyView,
   type HistogramHandle,
   type HistogramSeries,
+  type LabelAdmission,
   type ScalarSeries,
 } from './families.js';
 import { OPEN_LABELS, OTHER } from './labels.js';
@@ -93,6 +96,8 @@ export const REGISTRY_FAMILIES = {
     'The global cap on live label sets across agent metrics.'),
   seriesOverflow: counter('hermes_sidecar_series_overflow_total', { metric: agentMetricNames }, 'self',
     'New label sets folded into their overflow series (open labels as "other") because the global series cap was reached.'),
+  seriesExpired: counter('hermes_sidecar_series_expired_total', { metric: agentMetricNames }, 'self',
+    'Agent series removed because nothing wrote them for --metrics.series-ttl; each gave its slot back to the series cap and its open label values back to their label caps.'),
   invalidValues: counter('hermes_sidecar_invalid_values_total', {}, 'self',
     'Values refused by the metric storage (not finite, or negative for a counter or histogram): a bug in the sidecar, never stored.'),
   nativeHalvings: counter('hermes_sidecar_native_resolution_reductions_total', {}, 'self',
@@ -124,6 +129,17 @@ export interface MetricsRegistry<M = unknown> {
   agentSeries(): number;
   /** Every exported family, catalogue order first, then the runtime metrics; rejects when one cannot be read. */
   collect(): Promise<readonly FamilyView[]>;
+  /**
+   * Where the references of series to guarded label values go (the label guard): set once, when
+   * the guard is built on this registry's families. Until then every value is admitted.
+   */
+  admitLabels(admission: LabelAdmission): void;
+  /**
+   * The steps of one expiry sweep at `now` (epoch seconds): series of expiring families not
+   * written for the series TTL leave, then the guard forgets what they released. Each step is
+   * bounded (at most one chunk of one family); nothing to do when the TTL is 0.
+   */
+  expirySteps(now: number): () => boolean;
 }
 
 export interface RegistryOptions {
@@ -136,12 +152,74 @@ export interface RegistryOptions {
   readonly semconv?: boolean;
   /** Native buckets beside the classic ones in every catalogue histogram (DEFAULT_NATIVE_SETTINGS when absent). */
   readonly nativeHistograms?: NativeHistogramSettings;
+  /** Seconds without a write after which an agent series is removed (--metrics.series-ttl); 0 or absent: never. */
+  readonly seriesTtlSeconds?: number;
+}
+
+/** Whether the series of a family leave once idle for the series TTL: agent families written by events. */
+export const expires = (spec: MetricSpec): boolean => spec.scope === 'agent' && spec.computed !== true;
+
+/** The label guard as the storage sees it, known once the guard is built on the storage's families. */
+class DeferredAdmission implements LabelAdmission {
+  private target: LabelAdmission = ADMIT_ALL;
+
+  constructor(private readonly ttlSeconds: number) {}
+
+  attach(target: LabelAdmission): void {
+    this.target = target;
+  }
+
+  retain(label: string, value: string): void {
+    return this.target.retain(label, value);
+  }
+
+  release(label: string, value: string): void {
+    this.target.release(label, value);
+  }
+
+  sweep(now: number): void {
+    this.target.sweep?.(now, this.ttlSeconds);
+  }
+}
+
+/** Runs the expiry steps of every family in turn, then the guard's sweep as one last step. */
+function expiryOf(families: readonly Family[], ttlSeconds: number, admission: DeferredAdmission, now: number): () => boolean {
+  let index = 0;
+  let step: (() => boolean) | undefined;
+  return () => {
+    if (ttlSeconds <= 0) return false;
+    const family = families[index];
+    if (family === undefined) {
+      admission.sweep(now);
+      return false;
+    }
+    step ??= family.expirySteps(now, ttlSeconds);
+    if (!step()) {
+      index += 1;
+      step = undefined;
+    }
+    return true;
+  };
+}
+
+/**
+ * The two parts of prom-client (pinned to 15.1.3) the sidecar uses, loaded from their own files:
+ * its index also loads the Pushgateway client, which loads node:https and TLS with it: idle
+ * memory for a feature the sidecar never uses.
+ */
+function promClientParts(): { Registry: typeof client.Registry; collectDefaultMetrics: typeof client.collectDefaultMetrics } {
+  const load = createRequire(import.meta.url);
+  return {
+    Registry: load('prom-client/lib/registry') as typeof client.Registry,
+    collectDefaultMetrics: load('prom-client/lib/defaultMetrics') as typeof client.collectDefaultMetrics,
+  };
 }
 
 function runtimeRegistry(enabled: boolean): client.Registry | undefined {
   if (!enabled) return undefined;
-  const registry = new client.Registry();
-  client.collectDefaultMetrics({ register: registry });
+  const { Registry, collectDefaultMetrics } = promClientParts();
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
   // Gauges named *_total fail `promtool check metrics`; each is the sum of the per-type gauge of
   // the same name without the suffix, which stays.
   for (const name of LINT_FAILING_DEFAULT_METRICS) registry.removeSingleMetric(name);
@@ -231,6 +309,8 @@ export function createRegistry<D extends Declarations & typeof REGISTRY_FAMILIES
 ): MetricsRegistry<Families<D>> {
   const families = new Map<string, Family>();
   const budget = new SeriesBudget(options.maxAgentSeries);
+  const ttlSeconds = options.seriesTtlSeconds ?? 0;
+  const admission = new DeferredAdmission(ttlSeconds);
   const openLabels: ReadonlySet<string> = new Set(OPEN_LABELS);
   const specs: readonly MetricSpec[] = Object.values(catalogue);
   checkCatalogue(specs, openLabels);
@@ -243,11 +323,15 @@ export function createRegistry<D extends Declarations & typeof REGISTRY_FAMILIES
         enabled,
         budget: spec.scope === 'agent' ? budget : undefined,
         foldLabels: spec.labelNames.filter((name) => openLabels.has(guardedLabel(spec, name) ?? '')),
+        guards: spec.labelNames.map((name) => guardedLabel(spec, name)),
         foldValue: OTHER,
         // Bound below, before any write can happen.
         onFold: () => own.seriesOverflow.inc({ metric: spec.name }),
         onInvalid: () => own.invalidValues.inc({}),
         onNativeHalvings: (halvings) => own.nativeHalvings.inc({}, halvings),
+        expires: expires(spec),
+        admission,
+        onExpire: () => own.seriesExpired.inc({ metric: spec.name }),
       },
       options.buckets,
       options.nativeHistograms ?? DEFAULT_NATIVE_SETTINGS,
@@ -269,9 +353,13 @@ export function createRegistry<D extends Declarations & typeof REGISTRY_FAMILIES
   const own = familiesFor(Object.fromEntries(typed) as Families<typeof REGISTRY_FAMILIES>, REGISTRY_FAMILIES);
   own.seriesLimit.set({}, options.maxAgentSeries);
 
+  const expiring = exported.filter((family) => expires(family.spec));
+
   return {
     metrics,
     agentSeries,
+    admitLabels: (guard) => admission.attach(guard),
+    expirySteps: (now) => expiryOf(expiring, ttlSeconds, admission, now),
     collect: async () => {
       own.liveSeries.set({}, agentSeries());
       if (runtime === undefined) return exported;

@@ -12,10 +12,14 @@ import { createHash, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { validateHeaderValue } from 'node:http';
 import { dirname, resolve } from 'node:path';
-import { createSecureContext, type SecureVersion } from 'node:tls';
-import { parse as parseYaml } from 'yaml';
+import type { SecureVersion } from 'node:tls';
+import { yaml } from '../lazyYaml.js';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
+
+/** tls.createSecureContext, loaded only when the web config file sets TLS (node:tls costs RSS a plain sidecar never uses). */
+const secureContext = (options: import('node:tls').SecureContextOptions): import('node:tls').SecureContext =>
+  process.getBuiltinModule('node:tls').createSecureContext(options);
 
 /** Go's crypto/tls client auth policies, by the names exporter-toolkit uses. */
 const CLIENT_AUTH_TYPES = [
@@ -153,7 +157,7 @@ function describeIssues(issues: readonly z.core.$ZodIssue[]): string[] {
 function parseSettings(text: string, fail: Fail): FileSettings {
   let parsed: unknown;
   try {
-    parsed = parseYaml(text);
+    parsed = yaml().parse(text);
   } catch (error) {
     // Only the first line: the rest of a YAML error quotes the offending source lines.
     const firstLine = (error as Error).message.split('\n')[0] ?? '';
@@ -203,17 +207,17 @@ const opensslReason = (error: unknown): string => (error instanceof Error ? erro
 
 function checkCertAndKey(cert: Buffer, key: Buffer, names: { cert: string; key: string }, fail: Fail): void {
   try {
-    createSecureContext({ cert });
+    secureContext({ cert });
   } catch (error) {
     fail(names.cert, `does not hold a PEM certificate: ${opensslReason(error)}`);
   }
   try {
-    createSecureContext({ key });
+    secureContext({ key });
   } catch (error) {
     fail(names.key, `does not hold an unencrypted PEM private key: ${opensslReason(error)}`);
   }
   try {
-    createSecureContext({ cert, key });
+    secureContext({ cert, key });
   } catch (error) {
     fail(names.key, `does not match the certificate of ${names.cert}: ${opensslReason(error)}`);
   }
@@ -269,7 +273,7 @@ async function loadTls(settings: TlsSettings, baseDir: string, fail: Fail): Prom
   const minVersion = TLS_VERSIONS[settings.min_version ?? 'TLS12'];
   const maxVersion = TLS_VERSIONS[settings.max_version ?? 'TLS13'];
   try {
-    createSecureContext({ cert, key, ca: clientCa, minVersion, maxVersion });
+    secureContext({ cert, key, ca: clientCa, minVersion, maxVersion });
   } catch (error) {
     fail('tls_server_config', `does not load: ${opensslReason(error)}`);
   }

@@ -5,6 +5,7 @@
 export const LAYERS: Readonly<Record<string, number>> = {
   'clock.ts': 0,
   'errors.ts': 0,
+  'lazyYaml.ts': 0,
   'log.ts': 0,
   'slices.ts': 0,
   'version.ts': 0,

@@ -8,7 +8,7 @@ import { SPAN_FAMILIES } from '../../src/correlate/recorders/context.js';
 import { PriceTable, type PriceEntry } from '../../src/correlate/recorders/pricing.js';
 import { createExposition, renderText } from '../../src/exposition/exposition.js';
 import { DEFAULT_BUCKETS } from '../../src/metrics/declare.js';
-import { defaultLabelRules, LABEL_GUARD_FAMILIES, LabelGuard } from '../../src/metrics/labels.js';
+import { defaultLabelRules, LABEL_GUARD_FAMILIES, LabelGuard, type LabelRules } from '../../src/metrics/labels.js';
 import { familiesFor } from '../../src/metrics/registry.js';
 import { parseSamples, type Samples } from './exposition.js';
 
@@ -25,6 +25,8 @@ export interface RecorderHarness {
   advance(seconds: number): void;
   /** Runs every registered table's sweep to its end. */
   sweep(): void;
+  /** Runs the registry's series expiry sweep, as of the clock now, to its end. */
+  expire(): void;
   /** Every sample of the registry. */
   samples(): Promise<Samples>;
 }
@@ -34,17 +36,27 @@ export interface HarnessOptions {
   readonly maxSpans?: number;
   readonly sessionTtlSeconds?: number;
   readonly prices?: readonly PriceEntry[];
+  /** --metrics.series-ttl (0, the default here: series never expire). */
+  readonly seriesTtlSeconds?: number;
+  readonly labelRules?: LabelRules;
 }
 
 export function recorderHarness(options: HarnessOptions = {}): RecorderHarness {
-  const registry = createMetricsRegistry({ buckets: DEFAULT_BUCKETS, maxAgentSeries: 10_000, defaultMetrics: false });
+  const registry = createMetricsRegistry({
+    buckets: DEFAULT_BUCKETS,
+    maxAgentSeries: 10_000,
+    defaultMetrics: false,
+    seriesTtlSeconds: options.seriesTtlSeconds ?? 0,
+  });
+  const labels = new LabelGuard(options.labelRules ?? defaultLabelRules(), familiesFor(registry.metrics, LABEL_GUARD_FAMILIES));
+  registry.admitLabels(labels);
   const exposition = createExposition(registry);
   let now = START;
   const evictions: string[] = [];
   const rejected: string[] = [];
   const tables: Sweepable[] = [];
   const context: RecorderContext = {
-    labels: new LabelGuard(defaultLabelRules(), familiesFor(registry.metrics, LABEL_GUARD_FAMILIES)),
+    labels,
     clock: () => now,
     spans: { ttlSeconds: options.spanTtlSeconds ?? 60, maxEntries: options.maxSpans ?? 1000, maxBytes: 1 << 20 },
     sessionTtlSeconds: options.sessionTtlSeconds ?? 3600,
@@ -69,6 +81,12 @@ export function recorderHarness(options: HarnessOptions = {}): RecorderHarness {
         while (step()) {
           // Each step sweeps a slice; the last returns false.
         }
+      }
+    },
+    expire: () => {
+      const step = registry.expirySteps(now);
+      while (step()) {
+        // Each step expires a bounded slice; the last returns false.
       }
     },
     samples: async () => parseSamples(await renderText(exposition)),
