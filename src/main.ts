@@ -6,6 +6,7 @@
  */
 import { createIngestServer, createSidecar, errorFields, webListenerLimits } from './app.js';
 import { defaultPluginSourceDir, runInstallPlugin } from './cli/installPlugin.js';
+import { runBackfill } from './cli/backfill/run.js';
 import { ConfigError, helpText, loadConfig, type ListenAddress } from './config.js';
 import { createWebServer } from './web/server.js';
 import { boundAddress, closeServer, listenOn } from './net/listener.js';
@@ -87,6 +88,15 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
       stderr: (text) => process.stderr.write(text),
       env: process.env,
       pluginSourceDir: defaultPluginSourceDir(),
+    });
+  }
+  if (argv[0] === 'backfill') {
+    return runBackfill(argv.slice(1), {
+      stdout: (text) => process.stdout.write(text),
+      stderr: (text) => process.stderr.write(text),
+      stderrIsTTY: process.stderr.isTTY === true,
+      env: process.env,
+      nowMs: () => Date.now(),
     });
   }
   if (argv.includes('--help') || argv.includes('-h')) {
