@@ -17,10 +17,12 @@ export interface BackfillArgs {
   readonly outDir: string;
   /** Sample step in ms: events are counted at the end of the step they fall into, like a scrape. */
   readonly stepMs: number;
+  /** Labels every series carries so the bundle's selector matches it (job, instance and --label). */
+  readonly extraLabels: readonly (readonly [string, string])[];
   readonly help: boolean;
 }
 
-export const BACKFILL_HELP = `Usage: hermes-prometheus-sidecar backfill [--state-db PATH]... [--from TIME] [--until TIME] [--out DIR]
+export const BACKFILL_HELP = `Usage: hermes-prometheus-sidecar backfill [--state-db PATH]... [--from TIME] [--until TIME] [--out DIR] [--label NAME=VALUE]...
 
 Read Hermes' session databases (read-only, safe while Hermes runs) and write their history as
 OpenMetrics with timestamps to DIR/backfill.om; when promtool is on the PATH, also turn it into
@@ -36,13 +38,16 @@ Options:
                      scrapes began, so history and live series never count the same call twice
   --out DIR          output directory (default: ./hermes-backfill; must not hold a backfill yet)
   --step SECONDS     sample step (default 60): events count at the end of their step
+  --label NAME=VALUE a label for every series (repeatable), so the monitoring bundle's selector
+                     matches the history as it matches the live scrape; default job=hermes-sidecar
+                     and instance=backfill
   -h, --help         show this help
 
 Exit status: 0 done, 1 failed (nothing half-written), 2 bad arguments or a database of a schema
 this version does not understand.
 `;
 
-const OPTIONS_WITH_VALUE = ['--state-db', '--hermes-home', '--from', '--until', '--out', '--step'] as const;
+const OPTIONS_WITH_VALUE = ['--state-db', '--hermes-home', '--from', '--until', '--out', '--step', '--label'] as const;
 type ValueOption = (typeof OPTIONS_WITH_VALUE)[number];
 const KNOWN = [...OPTIONS_WITH_VALUE, '--help', '-h'];
 
@@ -59,6 +64,39 @@ export function parseTime(option: string, text: string): number {
     if (Number.isFinite(ms)) return ms;
   }
   throw new BackfillError('usage', `${option} must be an RFC 3339 time (2026-07-01T00:00:00Z) or Unix seconds.`);
+}
+
+/** Labels the history writes itself: --label cannot set them. */
+export const RESERVED_LABELS = new Set(['source', 'profile', 'le', '__name__']);
+const DEFAULT_EXTRA_LABELS: readonly (readonly [string, string])[] = [
+  ['job', 'hermes-sidecar'],
+  ['instance', 'backfill'],
+];
+const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+const MAX_LABEL_VALUE = 128;
+
+function parseLabel(text: string): readonly [string, string] {
+  const eq = text.indexOf('=');
+  const name = eq > 0 ? text.slice(0, eq) : '';
+  const value = text.slice(eq + 1);
+  if (!LABEL_NAME.test(name) || name.startsWith('__') || RESERVED_LABELS.has(name)) {
+    throw new BackfillError('usage', '--label must be NAME=VALUE with a Prometheus label name other than source, profile and le.');
+  }
+  if (value === '' || value.length > MAX_LABEL_VALUE || /\p{Cc}/u.test(value)) {
+    throw new BackfillError('usage', `--label values must be 1 to ${MAX_LABEL_VALUE} characters without control characters.`);
+  }
+  return [name, value];
+}
+
+function extraLabels(given: readonly (readonly [string, string])[]): (readonly [string, string])[] {
+  const byName = new Map<string, string>(DEFAULT_EXTRA_LABELS);
+  const seen = new Set<string>();
+  for (const [name, value] of given) {
+    if (seen.has(name)) throw new BackfillError('usage', `--label ${name} is given more than once.`);
+    seen.add(name);
+    byName.set(name, value);
+  }
+  return [...byName];
 }
 
 function parseStep(text: string): number {
@@ -96,6 +134,7 @@ function* options(argv: readonly string[]): Generator<{ name: string; value: str
 
 export function parseBackfillArgs(argv: readonly string[], nowMs: number): BackfillArgs {
   const stateDbs: string[] = [];
+  const labels: (readonly [string, string])[] = [];
   const single = new Map<ValueOption, string>();
   let help = false;
   for (const { name, value } of options(argv)) {
@@ -103,6 +142,8 @@ export function parseBackfillArgs(argv: readonly string[], nowMs: number): Backf
       help = true;
     } else if (name === '--state-db') {
       stateDbs.push(value);
+    } else if (name === '--label') {
+      labels.push(parseLabel(value));
     } else {
       if (single.has(name as ValueOption)) throw new BackfillError('usage', `${name} is given more than once.`);
       single.set(name as ValueOption, value);
@@ -120,6 +161,7 @@ export function parseBackfillArgs(argv: readonly string[], nowMs: number): Backf
     untilMs,
     outDir: single.get('--out') ?? 'hermes-backfill',
     stepMs: parseStep(single.get('--step') ?? '60'),
+    extraLabels: extraLabels(labels),
     help,
   };
 }

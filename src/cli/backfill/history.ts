@@ -80,7 +80,14 @@ export class HistoryBuilder {
   readonly skipped: Skipped = { outsideRange: 0, noTime: 0, badValue: 0 };
   private readonly guard: LabelGuard;
 
-  constructor(private readonly range: { readonly fromMs: number | undefined; readonly untilMs: number; readonly stepMs: number }) {
+  constructor(
+    private readonly range: {
+      readonly fromMs: number | undefined;
+      readonly untilMs: number;
+      readonly stepMs: number;
+      readonly extraLabels: readonly (readonly [string, string])[];
+    },
+  ) {
     this.counters = new CounterSet({ stepMs: range.stepMs, untilMs: range.untilMs });
     this.guard = new LabelGuard(defaultLabelRules(), this.guardCounts);
   }
@@ -154,7 +161,7 @@ export class HistoryBuilder {
   }
 
   private labels(profile: string, labels: [string, string][]): Labels {
-    return [...labels, ['profile', this.label('profile', profile)], [SOURCE_LABEL, SOURCE_VALUE]];
+    return [...labels, ['profile', this.label('profile', profile)], [SOURCE_LABEL, SOURCE_VALUE], ...this.range.extraLabels];
   }
 
   private label(label: OpenLabel, raw: string | undefined): string {
