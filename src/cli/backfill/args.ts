@@ -37,7 +37,8 @@ Options:
   --until TIME       last moment to include; default: now. Set it to when the sidecar's live
                      scrapes began, so history and live series never count the same call twice
   --out DIR          output directory (default: ./hermes-backfill; must not hold a backfill yet)
-  --step SECONDS     sample step (default 60): events count at the end of their step
+  --step SECONDS     sample step (default 15, a usual scrape interval): events count at the end
+                     of their step, so rate() over four steps ($__rate_interval) sees them
   --label NAME=VALUE a label for every series (repeatable), so the monitoring bundle's selector
                      matches the history as it matches the live scrape; default job=hermes-sidecar
                      and instance=backfill
@@ -160,7 +161,7 @@ export function parseBackfillArgs(argv: readonly string[], nowMs: number): Backf
     fromMs,
     untilMs,
     outDir: single.get('--out') ?? 'hermes-backfill',
-    stepMs: parseStep(single.get('--step') ?? '60'),
+    stepMs: parseStep(single.get('--step') ?? '15'),
     extraLabels: extraLabels(labels),
     help,
   };
