@@ -24,6 +24,8 @@ export interface BackfillIo {
   readonly env: NodeJS.ProcessEnv;
   readonly nowMs: () => number;
   readonly loadBinding?: typeof loadBinding;
+  /** Rows between redraws of the progress line (default 50,000). */
+  readonly progressEveryRows?: number;
 }
 
 const PROGRESS_EVERY_ROWS = 50_000;
@@ -92,8 +94,9 @@ function refuseExistingOutput(outFile: string, blocksDir: string): void {
   }
 }
 
-/** "read 1,250,000 rows" redrawn in place on a terminal, at most every PROGRESS_EVERY_ROWS rows. */
+/** "read 1,250,000 rows" redrawn in place on a terminal every so many rows; nothing when stderr is not a terminal. */
 function progressLine(io: BackfillIo) {
+  const every = io.progressEveryRows ?? PROGRESS_EVERY_ROWS;
   let rows = 0;
   return {
     get rows() {
@@ -102,10 +105,10 @@ function progressLine(io: BackfillIo) {
     tick(apply: () => void) {
       apply();
       rows += 1;
-      if (io.stderrIsTTY && rows % PROGRESS_EVERY_ROWS === 0) io.stderr(`\rbackfill: read ${rows.toLocaleString('en-US')} rows`);
+      if (io.stderrIsTTY && rows % every === 0) io.stderr(`\rbackfill: read ${rows.toLocaleString('en-US')} rows`);
     },
     done() {
-      if (io.stderrIsTTY && rows >= PROGRESS_EVERY_ROWS) io.stderr(`\rbackfill: read ${rows.toLocaleString('en-US')} rows\n`);
+      if (io.stderrIsTTY && rows >= every) io.stderr(`\rbackfill: read ${rows.toLocaleString('en-US')} rows\n`);
     },
   };
 }
