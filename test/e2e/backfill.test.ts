@@ -15,7 +15,7 @@ import { sendTraffic, TrafficModel } from '../../tools/traffic.js';
 import { MAIN, startSidecarProcess, type SidecarProcess } from '../support/process.js';
 import { startPrometheus, type RunningPrometheus } from '../support/prometheus.js';
 import { scratchDir } from '../support/scratch.js';
-import { createStateDb, SENTINEL, type Rows, type StateTotals } from '../support/stateDb.js';
+import { createStateDb, readOpenMetrics, SENTINEL, type Rows, type StateTotals } from '../support/stateDb.js';
 import { prometheus as prometheusTool, promtool as promtoolTool, python3 } from '../support/tools.js';
 
 const prometheusBinary = prometheusTool();
@@ -169,7 +169,7 @@ describe.skipIf(skipReason !== undefined)(`backfill end to end${skipReason === u
   });
 
   it('lets no content column reach the output or the process\'s output', () => {
-    expect(readFileSync(join(out, 'backfill.om'), 'utf8')).not.toContain(SENTINEL);
+    expect(readOpenMetrics(out)).not.toContain(SENTINEL);
     expect(cli.stdout).not.toContain(SENTINEL);
     expect(cli.stderr).not.toContain(SENTINEL);
   });

@@ -3,6 +3,8 @@
  * Hermes' own table definitions (schema 23 or 30), every content column holding a sentinel.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -52,4 +54,15 @@ export async function holdStateDb(python: string, db: string, rowsFile: string):
       await closed;
     },
   };
+}
+
+/** The backfill's OpenMetrics files (one per two-hour window) in time order. */
+export function openMetricsFiles(outDir: string): string[] {
+  const dir = join(outDir, 'openmetrics');
+  return readdirSync(dir).filter((name) => name.endsWith('.om')).sort().map((name) => join(dir, name));
+}
+
+/** All of the backfill's OpenMetrics text, window after window: each series' samples stay in time order. */
+export function readOpenMetrics(outDir: string): string {
+  return openMetricsFiles(outDir).map((file) => readFileSync(file, 'utf8')).join('');
 }

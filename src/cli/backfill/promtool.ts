@@ -24,6 +24,14 @@ export function findOnPath(command: string, path: string | undefined): string | 
 
 const MAX_ERROR_CHARS = 400;
 
+/** One promtool run per window file, in time order; `onFile` after each (progress). */
+export async function createAllBlocks(promtool: string, files: readonly string[], blocksDir: string, onFile: (done: number) => void): Promise<void> {
+  for (const [index, file] of files.entries()) {
+    await createBlocks(promtool, file, blocksDir);
+    onFile(index + 1);
+  }
+}
+
 export function createBlocks(promtool: string, openMetricsFile: string, blocksDir: string): Promise<void> {
   return new Promise((resolve, reject) => {
     execFile(promtool, ['tsdb', 'create-blocks-from', 'openmetrics', '--quiet', openMetricsFile, blocksDir], { maxBuffer: 16 << 20 }, (error, _stdout, stderr) => {
@@ -50,10 +58,10 @@ export function copyStep(blocksDir: string): string {
   ].join('\n');
 }
 
-export function manualStep(openMetricsFile: string, blocksDir: string): string {
+export function manualStep(openMetricsDir: string, blocksDir: string): string {
   return [
     'promtool is not on the PATH, so no blocks were made. With promtool (Debian package prometheus):',
-    `  promtool tsdb create-blocks-from openmetrics ${openMetricsFile} ${blocksDir}`,
+    `  for f in ${openMetricsDir}/*.om; do promtool tsdb create-blocks-from openmetrics "$f" ${blocksDir} || break; done`,
     '  and then copy the blocks as `backfill` prints when promtool is there (see README, "History from the session database").',
     '',
   ].join('\n');

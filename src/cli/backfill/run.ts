@@ -11,7 +11,7 @@ import { chosenDatabases, hermesHomeOf, type StateDatabase } from './databases.j
 import { BackfillError } from './errors.js';
 import { HISTORY_FAMILIES, HistoryBuilder } from './history.js';
 import { writeOpenMetrics } from './openmetrics.js';
-import { copyStep, createBlocks, findOnPath, manualStep } from './promtool.js';
+import { copyStep, createAllBlocks, findOnPath, manualStep } from './promtool.js';
 import { readMessages, readSessions, readUsage } from './read.js';
 import { detectSchema, type Schema } from './schema.js';
 import { loadBinding, openReadOnly, type Database } from './sqlite.js';
@@ -47,9 +47,9 @@ export async function runBackfill(argv: readonly string[], io: BackfillIo): Prom
     }
     const sources = chosenDatabases(args.stateDbs, hermesHomeOf(io.env, args.hermesHome));
     if (sources.length === 0) throw new BackfillError('no_database', 'No session database found: give --state-db PATH or --hermes-home DIR (Hermes keeps state.db in its home and in profiles/<name>/).');
-    const outFile = join(args.outDir, 'backfill.om');
+    const openMetricsDir = join(args.outDir, 'openmetrics');
     const blocksDir = join(args.outDir, 'blocks');
-    refuseExistingOutput(outFile, blocksDir);
+    refuseExistingOutput(openMetricsDir, blocksDir);
     const Sqlite = await (io.loadBinding ?? loadBinding)();
     // Every database must be understood before anything is written.
     sources.forEach((source, index) => {
@@ -66,15 +66,17 @@ export async function runBackfill(argv: readonly string[], io: BackfillIo): Prom
     }
     progress.done();
     mkdirSync(args.outDir, { recursive: true });
-    const written = writeOpenMetrics(outFile, Object.values(HISTORY_FAMILIES), history.counters);
+    const written = writeOpenMetrics(openMetricsDir, Object.values(HISTORY_FAMILIES), history.counters);
     io.stdout(summary(opened, progress.rows, history, written));
-    io.stdout(`OpenMetrics written to ${outFile}.\n`);
+    io.stdout(`OpenMetrics written to ${openMetricsDir}/ (${written.files.length} files, one per two-hour block).\n`);
     const promtool = findOnPath('promtool', io.env.PATH);
     if (promtool === undefined) {
-      io.stdout(manualStep(outFile, blocksDir));
+      io.stdout(manualStep(openMetricsDir, blocksDir));
       return 0;
     }
-    await createBlocks(promtool, outFile, blocksDir);
+    await createAllBlocks(promtool, written.files, blocksDir, (done) => {
+      if (io.stderrIsTTY) io.stderr(`\rbackfill: promtool ${done} of ${written.files.length} files${done === written.files.length ? '\n' : ''}`);
+    });
     io.stdout(copyStep(blocksDir));
     return 0;
   } catch (error) {
@@ -87,10 +89,10 @@ export async function runBackfill(argv: readonly string[], io: BackfillIo): Prom
   }
 }
 
-function refuseExistingOutput(outFile: string, blocksDir: string): void {
+function refuseExistingOutput(openMetricsDir: string, blocksDir: string): void {
   const blocksInUse = existsSync(blocksDir) && readdirSync(blocksDir).length > 0;
-  if (existsSync(outFile) || blocksInUse) {
-    throw new BackfillError('usage', '--out already holds a backfill (backfill.om or blocks/): choose an empty directory, so no earlier history is mixed in.');
+  if (existsSync(openMetricsDir) || blocksInUse) {
+    throw new BackfillError('usage', '--out already holds a backfill (openmetrics/ or blocks/): choose an empty directory, so no earlier history is mixed in.');
   }
 }
 
@@ -113,7 +115,7 @@ function progressLine(io: BackfillIo) {
   };
 }
 
-function summary(opened: readonly Opened[], rows: number, history: HistoryBuilder, written: { series: number; samples: number; bytes: number }): string {
+function summary(opened: readonly Opened[], rows: number, history: HistoryBuilder, written: { readonly series: number; readonly samples: number; readonly bytes: number }): string {
   const lines = opened.map(({ label, schema }) => `Read ${label}: Hermes schema ${schema.version ?? 'unknown'}.`);
   lines.push(`${rows} rows became ${written.series} series, ${written.samples} samples (${written.bytes} bytes).`);
   const { outsideRange, noTime, badValue } = history.skipped;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runBackfill, type BackfillIo } from '../../../src/cli/backfill/run.js';
 import { scratchDir } from '../../support/scratch.js';
-import { createStateDb, createUnknownDb, holdStateDb, SENTINEL, type Rows } from '../../support/stateDb.js';
+import { createStateDb, createUnknownDb, holdStateDb, openMetricsFiles, readOpenMetrics, SENTINEL, type Rows } from '../../support/stateDb.js';
 import { python3 } from '../../support/tools.js';
 
 const python = python3();
@@ -102,7 +102,7 @@ describe.skipIf(python.path === undefined)(`backfill on real session databases${
       expect(walBefore).toBeGreaterThan(0);
       const ran = await backfill(['--state-db', db, '--out', join(dir, 'out')]);
       expect(ran.code, ran.stderr).toBe(0);
-      const text = readFileSync(join(dir, 'out', 'backfill.om'), 'utf8');
+      const text = readOpenMetrics(join(dir, 'out'));
       expect(lastTotal(text, 'hermes_sessions_started_total')).toBe(writer.totals.sessions_started);
       expect(lastTotal(text, 'hermes_tokens_total', 'token_type="input"')).toBe(writer.totals.tokens.input);
       // A read-only reader never checkpoints: the writer's frames are still in the WAL.
@@ -118,14 +118,14 @@ describe.skipIf(python.path === undefined)(`backfill on real session databases${
     const until = T0 + 3600;
     const ran = await backfill(['--state-db', join(dir, 'state.db'), '--from', String(T0), '--until', String(until), '--out', join(dir, 'out')]);
     expect(ran.code, ran.stderr).toBe(0);
-    const text = readFileSync(join(dir, 'out', 'backfill.om'), 'utf8');
+    const text = readOpenMetrics(join(dir, 'out'));
     expect(lastTotal(text, 'hermes_sessions_started_total')).toBe(1);
     expect(lastTotal(text, 'hermes_tokens_total', 'token_type="input"')).toBe(10);
     expect(lastTotal(text, 'hermes_cost_usd_total')).toBe(0.5);
     const times = text.split('\n').filter((line) => line.startsWith('hermes_')).map((line) => Number(line.split(' ').at(-1)));
     expect(Math.max(...times)).toBe(until);
     expect(ran.stdout).toContain('Left out: 3 outside --from/--until');
-    expect(text.endsWith('# EOF\n')).toBe(true);
+    for (const file of openMetricsFiles(join(dir, 'out'))) expect(readFileSync(file, 'utf8').endsWith('# EOF\n')).toBe(true);
     expect(text).not.toContain(SENTINEL);
   });
 
@@ -134,7 +134,7 @@ describe.skipIf(python.path === undefined)(`backfill on real session databases${
     createStateDb(python.path ?? 'python3', join(dir, 'state.db'), 30, rows);
     expect((await backfill(['--state-db', join(dir, 'state.db'), '--until', String(T0 + 2 * 86_400), '--out', join(dir, 'out')])).code).toBe(0);
     const bySeries = new Map<string, { t: number; v: number }[]>();
-    for (const line of readFileSync(join(dir, 'out', 'backfill.om'), 'utf8').split('\n')) {
+    for (const line of readOpenMetrics(join(dir, 'out')).split('\n')) {
       if (line.startsWith('#') || line === '') continue;
       const [value, time] = line.slice(line.lastIndexOf('} ') + 2).split(' ').map(Number);
       const key = line.slice(0, line.lastIndexOf('} '));
@@ -163,7 +163,7 @@ describe.skipIf(python.path === undefined)(`backfill on real session databases${
     const dir = scratchDir('backfill-nopromtool-');
     createStateDb(python.path ?? 'python3', join(dir, 'state.db'), 30, rows);
     const ran = await backfill(['--state-db', join(dir, 'state.db'), '--out', join(dir, 'out')]);
-    expect(ran.stdout).toContain(`promtool tsdb create-blocks-from openmetrics ${join(dir, 'out', 'backfill.om')} ${join(dir, 'out', 'blocks')}`);
+    expect(ran.stdout).toContain(`for f in ${join(dir, 'out', 'openmetrics')}/*.om; do promtool tsdb create-blocks-from openmetrics "$f" ${join(dir, 'out', 'blocks')} || break; done`);
     expect(existsSync(join(dir, 'out', 'blocks'))).toBe(false);
   });
 
