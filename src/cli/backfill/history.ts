@@ -21,21 +21,23 @@ export const SESSION_DURATION_BUCKETS = [60, 300, 900, 1800, 3600, 7200, 14400, 
 export interface Family {
   readonly name: string;
   readonly type: 'counter' | 'histogram';
+  /** The labels of its own, before profile, source and the extra labels (for docs/metrics.md). */
+  readonly labels: readonly string[];
   readonly help: string;
 }
 
-const live = (spec: MetricSpec, note: string): Family => ({ name: spec.name, type: 'counter', help: `${spec.help} ${note}` });
+const live = (spec: MetricSpec, note: string): Family => ({ name: spec.name, type: 'counter', labels: spec.labelNames, help: `${spec.help} ${note}` });
 
 export const HISTORY_FAMILIES = {
   sessionsStarted: live(SESSION_FAMILIES.sessionsStarted, 'History: at sessions.started_at.'),
   tokens: live(API_FAMILIES.tokens, 'History: session_model_usage tokens at last_seen.'),
   costUsd: live(API_FAMILIES.costUsd, 'History: session_model_usage estimated_cost_usd (Hermes pricing) at last_seen.'),
-  sessionsEnded: { name: 'hermes_history_sessions_ended_total', type: 'counter', help: 'History: sessions ended, by platform and Hermes end_reason, at sessions.ended_at.' },
-  sessionDuration: { name: 'hermes_history_session_duration_seconds', type: 'histogram', help: 'History: session duration (ended_at - started_at), at sessions.ended_at.' },
-  sessionToolCalls: { name: 'hermes_history_session_tool_calls_total', type: 'counter', help: 'History: tool calls per session (sessions.tool_call_count), at sessions.ended_at.' },
-  apiCalls: { name: 'hermes_history_api_calls_total', type: 'counter', help: 'History: provider API calls (session_model_usage.api_call_count), at last_seen.' },
-  toolCalls: { name: 'hermes_history_tool_calls_total', type: 'counter', help: 'History: tool results by tool (messages with role tool), at the message timestamp.' },
-  finishReasons: { name: 'hermes_history_finish_reasons_total', type: 'counter', help: 'History: messages by finish reason, at the message timestamp.' },
+  sessionsEnded: { name: 'hermes_history_sessions_ended_total', type: 'counter', labels: ['platform', 'end_reason'], help: 'History: sessions ended, by platform and Hermes end_reason, at sessions.ended_at.' },
+  sessionDuration: { name: 'hermes_history_session_duration_seconds', type: 'histogram', labels: ['platform'], help: 'History: session duration (ended_at - started_at), at sessions.ended_at.' },
+  sessionToolCalls: { name: 'hermes_history_session_tool_calls_total', type: 'counter', labels: ['platform'], help: 'History: tool calls per session (sessions.tool_call_count), at sessions.ended_at.' },
+  apiCalls: { name: 'hermes_history_api_calls_total', type: 'counter', labels: ['kind', 'provider', 'model'], help: 'History: provider API calls (session_model_usage.api_call_count), at last_seen.' },
+  toolCalls: { name: 'hermes_history_tool_calls_total', type: 'counter', labels: ['tool'], help: 'History: tool results by tool (messages with role tool), at the message timestamp.' },
+  finishReasons: { name: 'hermes_history_finish_reasons_total', type: 'counter', labels: ['finish_reason'], help: 'History: messages by finish reason, at the message timestamp.' },
 } as const satisfies Record<string, Family>;
 
 /** Sample names of a family: a histogram writes three. */
