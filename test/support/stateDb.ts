@@ -56,7 +56,7 @@ export async function holdStateDb(python: string, db: string, rowsFile: string):
   };
 }
 
-/** The backfill's OpenMetrics files (one per two-hour window) in time order. */
+/** The backfill's OpenMetrics files (one per block window) in time order. */
 export function openMetricsFiles(outDir: string): string[] {
   const dir = join(outDir, 'openmetrics');
   return readdirSync(dir).filter((name) => name.endsWith('.om')).sort().map((name) => join(dir, name));

@@ -1,8 +1,8 @@
 /**
  * OpenMetrics text with timestamps, as `promtool tsdb create-blocks-from openmetrics` reads it:
- * one file per two-hour block window (promtool 2.42 makes 2 h blocks and re-reads its whole input
- * for each one, so one file for a year of history would be read over 4,000 times), each with the
- * families present in it (# TYPE, # HELP), each series' samples in time order, `# EOF` last.
+ * one file per block window (promtool re-reads its whole input for every block it makes, so a
+ * year in one file would be read once per block), each with the families present in it (# TYPE,
+ * # HELP), each series' samples in time order, `# EOF` last.
  * Files are written under a temporary directory name and renamed, so an interrupted run leaves
  * no half output.
  */
@@ -11,8 +11,13 @@ import { join } from 'node:path';
 import { sampleNames, type Family } from './history.js';
 import type { CounterSet, Labels, Sample } from './series.js';
 
-/** promtool's block length (tsdb's default, fixed in promtool 2.42). */
-export const BLOCK_WINDOW_MS = 2 * 3_600_000;
+/**
+ * The blocks' length, passed to promtool as --max-block-duration (promtool 2.42 has the flag
+ * without listing it; its default is 2 h, 4,380 blocks for a year at about a second each). A week
+ * keeps retention's granularity fine (a block is deleted whole).
+ */
+export const BLOCK_WINDOW_MS = 7 * 24 * 3_600_000;
+export const BLOCK_WINDOW_FLAG = '--max-block-duration=168h';
 
 const escapeValue = (value: string): string => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 

@@ -6,6 +6,7 @@ import { execFile } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { BackfillError } from './errors.js';
+import { BLOCK_WINDOW_FLAG } from './openmetrics.js';
 
 /** The first executable `promtool` on PATH. */
 export function findOnPath(command: string, path: string | undefined): string | undefined {
@@ -34,7 +35,7 @@ export async function createAllBlocks(promtool: string, files: readonly string[]
 
 export function createBlocks(promtool: string, openMetricsFile: string, blocksDir: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    execFile(promtool, ['tsdb', 'create-blocks-from', 'openmetrics', '--quiet', openMetricsFile, blocksDir], { maxBuffer: 16 << 20 }, (error, _stdout, stderr) => {
+    execFile(promtool, ['tsdb', 'create-blocks-from', 'openmetrics', '--quiet', BLOCK_WINDOW_FLAG, openMetricsFile, blocksDir], { maxBuffer: 16 << 20 }, (error, _stdout, stderr) => {
       if (error === null) {
         resolve();
         return;
@@ -61,7 +62,7 @@ export function copyStep(blocksDir: string): string {
 export function manualStep(openMetricsDir: string, blocksDir: string): string {
   return [
     'promtool is not on the PATH, so no blocks were made. With promtool (Debian package prometheus):',
-    `  for f in ${openMetricsDir}/*.om; do promtool tsdb create-blocks-from openmetrics "$f" ${blocksDir} || break; done`,
+    `  for f in ${openMetricsDir}/*.om; do promtool tsdb create-blocks-from openmetrics ${BLOCK_WINDOW_FLAG} "$f" ${blocksDir} || break; done`,
     '  and then copy the blocks as `backfill` prints when promtool is there (see README, "History from the session database").',
     '',
   ].join('\n');
