@@ -69,7 +69,7 @@ export async function backfillSection(options: RunOptions): Promise<SectionResul
     if (lastTotal(text, 'hermes_sessions_started_total') !== totals.sessions_started) throw new Error('backfill lost sessions');
     if (lastTotal(text, 'hermes_history_tool_calls_total') !== totals.tool_messages) throw new Error('backfill lost tool calls');
     const counts = /(\d+) rows became (\d+) series, (\d+) samples \((\d+) bytes\)/.exec(cli.stdout);
-    // The promtool step as the CLI runs it (one run per weekly window file), timed on its own.
+    // The promtool step as the CLI runs it (one run per 162 h window file), timed on its own.
     const withPromtool = join(dir, 'with-promtool');
     const blocks = await timed(process.execPath, [MAIN, 'backfill', '--state-db', db, '--until', '1790000000', '--out', withPromtool], { PATH: process.env.PATH, HOME: dir });
     const blockCount = blocks.status === 0 ? readdirSync(join(withPromtool, 'blocks')).length : undefined;
@@ -80,7 +80,7 @@ export async function backfillSection(options: RunOptions): Promise<SectionResul
       ['backfill peak RSS', cli.maxRssBytes === undefined ? 'n/a (no GNU time)' : fmtMiB(cli.maxRssBytes)],
       ['rows read / series / samples', counts === null ? '?' : `${fmtInt(Number(counts[1]))} / ${fmtInt(Number(counts[2]))} / ${fmtInt(Number(counts[3]))}`],
       ['OpenMetrics size', counts === null ? '?' : fmtMiB(Number(counts[4]))],
-      ['OpenMetrics files (one per week, a block each)', fmtInt(files.length)],
+      ['OpenMetrics files (one per 162 h block)', fmtInt(files.length)],
       ['backfill with promtool on the PATH (whole run)', blocks.status === 0 ? `${fmt(blocks.seconds, 2)} s, ${blockCount} blocks` : `failed (${blocks.stderr.trim().slice(0, 80)})`],
       ['of which promtool (difference)', blocks.status === 0 ? `${fmt(promtoolSeconds, 2)} s` : 'n/a'],
       ['generating the database (Python, not part of the backfill)', `${fmt(made.seconds, 1)} s`],

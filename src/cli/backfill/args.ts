@@ -25,7 +25,7 @@ export interface BackfillArgs {
 export const BACKFILL_HELP = `Usage: hermes-prometheus-sidecar backfill [--state-db PATH]... [--from TIME] [--until TIME] [--out DIR] [--label NAME=VALUE]...
 
 Read Hermes' session databases (read-only, safe while Hermes runs) and write their history as
-OpenMetrics with timestamps to DIR/openmetrics/ (one file per week, a block each); when promtool is
+OpenMetrics with timestamps to DIR/openmetrics/ (one file per 162 h block); when promtool is
 on the PATH, also turn it into Prometheus TSDB blocks in DIR/blocks and print how to copy them
 into Prometheus' data directory.
 Every series carries source="backfill" and profile="<Hermes profile>".

@@ -13,11 +13,13 @@ import type { CounterSet, Labels, Sample } from './series.js';
 
 /**
  * The blocks' length, passed to promtool as --max-block-duration (promtool 2.42 has the flag
- * without listing it; its default is 2 h, 4,380 blocks for a year at about a second each). A week
- * keeps retention's granularity fine (a block is deleted whole).
+ * without listing it; by default it makes 2 h blocks, 4,380 for a year at about a second each).
+ * promtool rounds the flag down to one of tsdb's block ranges (2 h × 3^n), so the windows are
+ * one of those, 162 h (6.75 days): one file is then exactly one block, and retention, which
+ * deletes whole blocks, stays fine-grained.
  */
-export const BLOCK_WINDOW_MS = 7 * 24 * 3_600_000;
-export const BLOCK_WINDOW_FLAG = '--max-block-duration=168h';
+export const BLOCK_WINDOW_MS = 162 * 3_600_000;
+export const BLOCK_WINDOW_FLAG = '--max-block-duration=162h';
 
 const escapeValue = (value: string): string => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 

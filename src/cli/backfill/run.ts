@@ -68,7 +68,7 @@ export async function runBackfill(argv: readonly string[], io: BackfillIo): Prom
     mkdirSync(args.outDir, { recursive: true });
     const written = writeOpenMetrics(openMetricsDir, Object.values(HISTORY_FAMILIES), history.counters);
     io.stdout(summary(opened, progress.rows, history, written));
-    io.stdout(`OpenMetrics written to ${openMetricsDir}/ (${written.files.length} files, one per week: a block each).\n`);
+    io.stdout(`OpenMetrics written to ${openMetricsDir}/ (${written.files.length} files, one per 162 h block).\n`);
     const promtool = findOnPath('promtool', io.env.PATH);
     if (promtool === undefined) {
       io.stdout(manualStep(openMetricsDir, blocksDir));

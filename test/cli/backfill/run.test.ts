@@ -163,7 +163,7 @@ describe.skipIf(python.path === undefined)(`backfill on real session databases${
     const dir = scratchDir('backfill-nopromtool-');
     createStateDb(python.path ?? 'python3', join(dir, 'state.db'), 30, rows);
     const ran = await backfill(['--state-db', join(dir, 'state.db'), '--out', join(dir, 'out')]);
-    expect(ran.stdout).toContain(`for f in ${join(dir, 'out', 'openmetrics')}/*.om; do promtool tsdb create-blocks-from openmetrics --max-block-duration=168h "$f" ${join(dir, 'out', 'blocks')} || break; done`);
+    expect(ran.stdout).toContain(`for f in ${join(dir, 'out', 'openmetrics')}/*.om; do promtool tsdb create-blocks-from openmetrics --max-block-duration=162h "$f" ${join(dir, 'out', 'blocks')} || break; done`);
     expect(existsSync(join(dir, 'out', 'blocks'))).toBe(false);
   });
 
