@@ -18,8 +18,8 @@ type DatabaseConstructor = typeof BetterSqlite3;
 export const BINDING = 'better-sqlite3@12.11.1';
 
 export const INSTALL_HINT =
-  `backfill needs the SQLite binding ${BINDING}, an optional dependency: run \`npm install ${BINDING}\` in the sidecar's ` +
-  `directory (for a global install: \`npm install -g ${BINDING}\` does not reach it; use \`cd "$(npm root -g)/hermes-prometheus-sidecar" && npm install ${BINDING}\`).`;
+  `backfill needs the SQLite binding better-sqlite3, an optional peer dependency not installed with the sidecar: run \`npm install ${BINDING}\` ` +
+  `in the project the sidecar is installed in, or \`npm install -g ${BINDING}\` beside a global install.`;
 
 export async function loadBinding(load: () => Promise<unknown> = () => import('better-sqlite3')): Promise<DatabaseConstructor> {
   try {
