@@ -136,3 +136,14 @@ describe('arguments', () => {
     expect(() => parseBackfillArgs(argv, now)).toThrow(message);
   });
 });
+
+describe('which databases', () => {
+  it('names the profile from the path: profiles/<name>/state.db is <name>, anything else the default', async () => {
+    const { profileOf, hermesHomeOf } = await import('../../../src/cli/backfill/databases.js');
+    expect(profileOf('/h/.hermes/profiles/work/state.db')).toBe('work');
+    expect(profileOf('/h/.hermes/state.db')).toBe('default');
+    expect(profileOf('/backups/copy.db')).toBe('default');
+    expect(hermesHomeOf({ HERMES_HOME: '/srv/hermes' }, undefined)).toBe('/srv/hermes');
+    expect(hermesHomeOf({ HERMES_HOME: '/srv/hermes' }, '/other')).toBe('/other');
+  });
+});
