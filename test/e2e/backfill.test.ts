@@ -10,6 +10,7 @@ import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendTraffic, TrafficModel } from '../../tools/traffic.js';
 import { MAIN, startSidecarProcess, type SidecarProcess } from '../support/process.js';
@@ -166,6 +167,23 @@ describe.skipIf(skipReason !== undefined)(`backfill end to end${skipReason === u
     expect(providers).toEqual(new Set(['anthropic', 'openrouter', 'openai-codex']));
     expect(new Set(series.map((v) => v.metric.kind))).toEqual(new Set(['main', 'auxiliary']));
     for (const { metric } of series) expect(metric).toMatchObject({ job: 'hermes-sidecar', instance: 'backfill', source: 'backfill' });
+  });
+
+  it('plants a sentinel in every content column of both databases (so the next test means something)', () => {
+    const expected = { sessions: ['title', 'cwd', 'git_branch', 'git_repo_root', 'user_id', 'chat_id', 'display_name', 'origin_json', 'system_prompt', 'model_config'], messages: ['content', 'tool_calls', 'reasoning'] };
+    for (const file of [join(home, 'hermes', 'state.db'), join(home, 'hermes', 'profiles', 'work', 'state.db')]) {
+      const db = new Database(file, { readonly: true });
+      try {
+        for (const [table, columns] of Object.entries(expected)) {
+          for (const column of columns) {
+            const row = db.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${column} = ?`).get(`${SENTINEL}${table}.${column}`) as { n: number };
+            expect(row.n, `${table}.${column}`).toBeGreaterThan(0);
+          }
+        }
+      } finally {
+        db.close();
+      }
+    }
   });
 
   it('lets no content column reach the output or the process\'s output', () => {
