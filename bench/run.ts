@@ -18,6 +18,7 @@
  *   hostcpu      the plugin's whole-process CPU vs in-process prometheus_client (plugin_host_cpu.py)
  *   freshness    Python hook call → visible on /metrics (bench/freshness.py)
  *   series       samples, series, bytes per scrape and RSS after the reference traffic, classic (text) against native (protobuf)
+ *   backfill     `backfill` of a 10,000-session, 1,000,000-message session database, then promtool
  *
  * Every ratio is measured side by side in the same run; absolute figures are printed too, and
  * the load average at the start and end of each section. A section that throws (an equivalence
@@ -29,6 +30,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fmt, machine, MAIN, ROOT, table, type RunOptions, type SectionResult } from './lib.js';
 import { aggregationSection, prepareStream } from './sections/aggregation.js';
+import { backfillSection } from './sections/backfill.js';
 import { freshnessSection } from './sections/freshness.js';
 import { hostCpuSection } from './sections/hostcpu.js';
 import { ingestSection } from './sections/ingest.js';
@@ -122,6 +124,7 @@ const measuredOverHttp = async (): Promise<void> => {
 const measuredInPython = async (): Promise<void> => {
   await section('plugin', '6. Plugin side', () => pluginSection(options));
   await section('hostcpu', '7. Plugin host CPU', () => hostCpuSection(options));
+  await section('backfill', '9. Backfill from the session database', () => backfillSection(options));
 };
 if (options.smoke) {
   // The smoke run measures nothing worth comparing, so its lanes overlap to keep it short.

@@ -8,6 +8,7 @@ import { CATALOGUE, type MetricKey } from '../src/catalogue.js';
 import { closedValues, DEFAULT_BUCKETS, INFO, OPEN, type LabelValues, type MetricSpec } from '../src/metrics/declare.js';
 import { FED_BY, type Feed } from '../src/metrics/fedBy.js';
 import { declaringModules } from './declarers.js';
+import { historySection } from './history-doc.js';
 import { DEFAULT_LABEL_CAPS } from '../src/metrics/labels.js';
 import { expires } from '../src/metrics/registry.js';
 import { BOUNDS, DEFAULT_STRING_LIMITS } from '../src/contract/bounds.js';
@@ -246,7 +247,7 @@ export function renderMetricsDoc(declarers: ReadonlyMap<MetricKey, readonly stri
   for (const [name, bounds] of Object.entries(DEFAULT_BUCKETS)) lines.push(`| ${code(name)} | ${bounds.join(', ')} |`);
   lines.push('', '## Label caps (cardinality guard)', '', '| label | default cap |', '|---|---|');
   for (const [label, cap] of Object.entries(DEFAULT_LABEL_CAPS)) lines.push(`| ${code(label)} | ${cap} |`);
-  lines.push('', ...seriesExpiry(), '', ...HERMES_021_HOOKS, ...SEQUENCE_SEMANTICS, ...boundsTable());
+  lines.push('', ...seriesExpiry(), '', ...HERMES_021_HOOKS, ...SEQUENCE_SEMANTICS, ...boundsTable(), ...historySection());
   return lines.join('\n');
 }
 

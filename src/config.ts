@@ -378,6 +378,7 @@ export function helpText(): string {
   const lines = [
     'Usage: hermes-prometheus-sidecar [options]',
     '       hermes-prometheus-sidecar install-plugin [--hermes-home DIR] [--enable]',
+    '       hermes-prometheus-sidecar backfill [--state-db PATH]... [--from TIME] [--until TIME] [--out DIR]',
     '',
     'Options (flag > environment > config file > default):',
   ];

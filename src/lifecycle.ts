@@ -91,6 +91,17 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
       pluginSourceDir: defaultPluginSourceDir(),
     });
   }
+  if (argv[0] === 'backfill') {
+    // Loaded only for the subcommand, like install-plugin: it brings the SQLite binding.
+    const { runBackfill } = await import('./cli/backfill/run.js');
+    return runBackfill(argv.slice(1), {
+      stdout: (text) => process.stdout.write(text),
+      stderr: (text) => process.stderr.write(text),
+      stderrIsTTY: process.stderr.isTTY === true,
+      env: process.env,
+      nowMs: () => Date.now(),
+    });
+  }
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(helpText());
     return 0;

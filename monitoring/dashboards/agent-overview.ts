@@ -687,6 +687,40 @@ const sessionsAndOutputSpeed = (q: Promql): RowSpec => ({
   ],
 });
 
+/** Live series have no `source` label; the history's carry source="backfill" (hermes-prometheus-sidecar backfill). */
+const bySource = (inner: string): string => `sum by (source) (label_replace(${inner}, "source", "live", "source", ""))`;
+
+/**
+ * History from Hermes' session databases (`backfill`) beside the live scrape, for the metrics
+ * whose meaning is the same in both; the other rows show both already, summed.
+ */
+const history = (q: Promql): RowSpec => ({
+  title: 'History (backfill) and live',
+  panels: [
+    timeseries({
+      title: 'Tokens: history and live',
+      description: 'Tokens per second, from the session databases (source="backfill", at each usage row\'s last_seen) and from the live scrape (live). Empty for history until `hermes-prometheus-sidecar backfill` blocks are loaded.',
+      unit: 'suffix:tok/s',
+      min: 0,
+      queries: [{ expr: bySource(q.rateOf('hermes_tokens_total', PROVIDER, MODEL)), legend: '{{source}}' }],
+    }),
+    timeseries({
+      title: 'Cost: history and live',
+      description: 'USD per hour by source: history is Hermes\' own estimate from the session databases (pricing hermes or included), live is every pricing source.',
+      unit: 'currencyUSD',
+      min: 0,
+      queries: [{ expr: `${bySource(q.rateOf('hermes_cost_usd_total', PROVIDER, MODEL))} * 3600`, legend: '{{source}}' }],
+    }),
+    timeseries({
+      title: 'Sessions started: history and live',
+      description: 'Sessions started per second by source: history at sessions.started_at, live from on_session_start.',
+      unit: 'ops',
+      min: 0,
+      queries: [{ expr: bySource(q.rateOf('hermes_sessions_started_total')), legend: '{{source}}' }],
+    }),
+  ],
+});
+
 export function agentOverviewDashboard(config: MonitoringConfig): Dashboard {
   const q = promql(config.selector, config.histograms);
   return buildDashboard({
@@ -701,6 +735,6 @@ export function agentOverviewDashboard(config: MonitoringConfig): Dashboard {
       providerVariable(q),
       modelVariable(q),
     ],
-    rows: [atAGlance, (query: Promql) => sloRow(query, config), providerCalls, tokens, cost, errorsAndRetries, tools, approvals, turnsAndSessions, subagents, genAiConventions, sessionsAndOutputSpeed].map((row) => row(q)),
+    rows: [atAGlance, (query: Promql) => sloRow(query, config), providerCalls, tokens, cost, errorsAndRetries, tools, approvals, turnsAndSessions, subagents, genAiConventions, sessionsAndOutputSpeed, history].map((row) => row(q)),
   });
 }

@@ -32,6 +32,8 @@ export async function startPrometheus(
   scrapeSeconds = 1,
   preferredPort = 0,
   extraArgs: readonly string[] = [],
+  /** A data directory of the caller's (e.g. holding backfilled blocks); default: one in the scratch directory. */
+  dataDir?: string,
 ): Promise<RunningPrometheus> {
   const dir = mkdtempSync(join(tmpdir(), 'sidecar-prometheus-'));
   try {
@@ -48,7 +50,7 @@ export async function startPrometheus(
       '',
     ].join('\n');
     writeFileSync(join(dir, 'prometheus.yml'), config);
-    const launch = (port: number) => launchPrometheus(binary, dir, port, extraArgs);
+    const launch = (port: number) => launchPrometheus(binary, dir, port, extraArgs, dataDir);
     const running = await launch(preferredPort).catch((error: unknown) => {
       if (preferredPort !== 0 && isAddressInUse(error)) return launch(0);
       throw error;
@@ -66,12 +68,12 @@ export async function startPrometheus(
   }
 }
 
-async function launchPrometheus(binary: string, dir: string, port: number, extraArgs: readonly string[]): Promise<RunningPrometheus> {
+async function launchPrometheus(binary: string, dir: string, port: number, extraArgs: readonly string[], dataDir: string | undefined): Promise<RunningPrometheus> {
   const child = spawn(
     binary,
     [
       `--config.file=${join(dir, 'prometheus.yml')}`,
-      `--storage.tsdb.path=${join(dir, `data-${port}`)}`,
+      `--storage.tsdb.path=${dataDir ?? join(dir, `data-${port}`)}`,
       `--web.listen-address=127.0.0.1:${port}`,
       // info, for the "Listening on" line that names the bound port
       '--log.level=info',
