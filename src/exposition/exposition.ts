@@ -4,7 +4,7 @@
  * text or bytes of the series that did not change since the previous one.
  */
 import type { MetricsRegistry } from '../metrics/registry.js';
-import { ProtobufSerializer } from './protobuf.js';
+import type { ProtobufSerializer } from './protobuf.js';
 import { Serializer, type Format } from './serializer.js';
 
 /** Every format /metrics answers in: the text formats and the delimited protobuf messages. */
@@ -20,11 +20,17 @@ export interface Exposition {
 
 export function createExposition(registry: Pick<MetricsRegistry, 'collect'>): Exposition {
   const serializer = new Serializer();
-  const protobuf = new ProtobufSerializer();
+  // Loaded with the first protobuf scrape: a sidecar that only text scrapers read never pays
+  // protobufjs' resident memory.
+  let protobuf: Promise<ProtobufSerializer> | undefined;
+  const protobufSerializer = () => (protobuf ??= import('./protobuf.js').then((module) => new module.ProtobufSerializer()));
   return {
     render: async (format) => {
-      const families = await registry.collect();
-      return format === 'protobuf' ? protobuf.serialize(families) : serializer.serialize(families, format);
+      if (format === 'protobuf') {
+        const encoder = await protobufSerializer();
+        return encoder.serialize(await registry.collect());
+      }
+      return serializer.serialize(await registry.collect(), format);
     },
   };
 }

@@ -11,7 +11,8 @@
  * none at all) gets the text format rather than a 406: Prometheus can always read it.
  */
 import type { ExpositionFormat } from './exposition.js';
-import { PROTOBUF_CONTENT_TYPE } from './protobuf.js';
+/** The protobuf exposition's media type, as client_golang sends it (delimited MetricFamily messages). */
+export const PROTOBUF_CONTENT_TYPE = 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited';
 
 export const CONTENT_TYPES: Readonly<Record<ExpositionFormat, string>> = {
   text: 'text/plain; version=0.0.4; charset=utf-8',

@@ -17,7 +17,6 @@ import protobuf from 'protobufjs/minimal.js';
 import type { Exemplar, FamilyView, HistogramSeries, ScalarSeries } from '../metrics/registry.js';
 import { spansAndDeltas } from '../metrics/native.js';
 
-export const PROTOBUF_CONTENT_TYPE = 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited';
 
 type Writer = protobuf.Writer;
 

@@ -19,13 +19,10 @@
  */
 import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { promisify } from 'node:util';
-import { gzip as gzipCallback } from 'node:zlib';
+import { createGzip } from 'node:zlib';
 import type { Exposition } from '../exposition/exposition.js';
 import type { ExpositionFormat } from '../exposition/exposition.js';
 import { GZIP_LEVEL } from '../exposition/write.js';
-
-const gzip = promisify(gzipCallback);
 
 /** Parts are written into Buffers of this size: few allocations, no one giant Buffer. */
 const CHUNK_BYTES = 1024 * 1024;
@@ -94,6 +91,72 @@ function toChunks(parts: readonly (string | Uint8Array)[]): RenderedBody {
   return { chunks, bytes: chunks.reduce((total, each) => total + each.length, 0) };
 }
 
+/** Compressed output comes in chunks of this size (zlib's default is 16 KiB: four times the chunks to send). */
+const GZIP_OUTPUT_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * Buffers a compression encodes text into before zlib reads it, reused from one scrape to the
+ * next. A fresh Buffer per chunk is memory outside V8's heap that stays resident until a garbage
+ * collection, which an idle sidecar may not run for many scrapes: a whole exposition of it per
+ * scrape. Concurrent compressions each take their own; at most `keep` are kept between scrapes.
+ */
+export class ScratchBuffers {
+  private readonly free: Buffer[] = [];
+
+  constructor(
+    private readonly bytes = CHUNK_BYTES,
+    private readonly keep = 2,
+  ) {}
+
+  take(): Buffer {
+    return this.free.pop() ?? Buffer.allocUnsafeSlow(this.bytes);
+  }
+
+  give(buffer: Buffer): void {
+    if (this.free.length < this.keep) this.free.push(buffer);
+  }
+}
+
+/**
+ * Gzips parts (strings or bytes) through one zlib stream, each run of parts encoded into
+ * `scratch` and written once zlib has consumed the previous run (its write callback), so the
+ * scratch is never overwritten while zlib still reads it. A part larger than the scratch is
+ * written on its own.
+ */
+export async function gzipParts(parts: readonly (string | Uint8Array)[], scratch: Buffer): Promise<RenderedBody> {
+  const zip = createGzip({ level: GZIP_LEVEL, chunkSize: GZIP_OUTPUT_CHUNK_BYTES });
+  const output: Buffer[] = [];
+  let bytes = 0;
+  zip.on('data', (chunk: Buffer) => {
+    output.push(chunk);
+    bytes += chunk.length;
+  });
+  const ended = new Promise<void>((resolve, reject) => {
+    zip.once('end', resolve);
+    zip.once('error', reject);
+  });
+  const consumed = (data: Uint8Array) =>
+    new Promise<void>((resolve, reject) => zip.write(data, (error) => (error ? reject(error) : resolve())));
+  let used = 0;
+  for (const part of parts) {
+    const size = typeof part === 'string' ? Buffer.byteLength(part, 'utf8') : part.length;
+    if (used + size > scratch.length && used > 0) {
+      await consumed(scratch.subarray(0, used));
+      used = 0;
+    }
+    if (size > scratch.length) await consumed(typeof part === 'string' ? Buffer.from(part, 'utf8') : part);
+    else if (typeof part === 'string') used += scratch.write(part, used, 'utf8');
+    else {
+      scratch.set(part, used);
+      used += size;
+    }
+  }
+  if (used > 0) await consumed(scratch.subarray(0, used));
+  zip.end();
+  await ended;
+  return { chunks: output, bytes };
+}
+
 interface Pending<T> {
   readonly promise: Promise<T>;
   readonly resolve: (value: T) => void;
@@ -116,7 +179,9 @@ function pending<T>(): Pending<T> {
 interface Batch {
   readonly format: ExpositionFormat;
   readonly plain: Pending<RenderedBody>;
-  /** Made when the first gzipped scrape joins: compressed once from the plain render. */
+  /** Whether an uncompressed scrape waits: only then are the plain bytes kept. */
+  plainWanted: boolean;
+  /** Made when the first gzipped scrape joins: compressed once from the render. */
   compressed: Pending<RenderedBody> | undefined;
 }
 
@@ -136,6 +201,7 @@ export class SharedRenders {
   private readonly wait: (ms: number) => Promise<void>;
   /** Renders actually made, for tests and benchmarks. */
   renders = 0;
+  private readonly scratch = new ScratchBuffers();
 
   constructor(private readonly options: SharedRendersOptions) {
     this.minIntervalMs = options.pacing?.minIntervalMs ?? DEFAULT_MIN_RENDER_INTERVAL_MS;
@@ -147,9 +213,10 @@ export class SharedRenders {
   body(format: ExpositionFormat, gzipped: boolean): Promise<RenderedBody> {
     let batch = this.waiting.get(format);
     if (batch === undefined) {
-      batch = { format, plain: pending(), compressed: undefined };
+      batch = { format, plain: pending(), plainWanted: false, compressed: undefined };
       this.waiting.set(format, batch);
     }
+    if (!gzipped) batch.plainWanted = true;
     const answer = gzipped ? (batch.compressed ??= pending()) : batch.plain;
     this.schedule();
     if (this.state === 'waiting' || this.state === 'rendering') this.options.paced?.();
@@ -208,10 +275,12 @@ export class SharedRenders {
       this.options.renderFailed(error);
       return () => this.fail(batch, new RenderFailure('render'));
     }
-    const body = toChunks(parts);
+    // Gzipped scrapes alone (what Prometheus sends) need no plain copy: the parts are compressed
+    // through a reused scratch Buffer, so a render leaves only its compressed bytes behind.
+    const body = batch.plainWanted ? toChunks(parts) : undefined;
     return () => {
-      batch.plain.resolve(body);
-      if (batch.compressed !== undefined) void this.compress(body, batch.compressed);
+      if (body !== undefined) batch.plain.resolve(body);
+      if (batch.compressed !== undefined) void this.compress(body?.chunks ?? parts, batch.compressed);
     };
   }
 
@@ -221,13 +290,15 @@ export class SharedRenders {
   }
 
   /** Compressed in libuv's thread pool, off the event loop, at the fastest level (see GZIP_LEVEL). */
-  private async compress(plain: RenderedBody, into: Pending<RenderedBody>): Promise<void> {
+  private async compress(source: readonly (string | Uint8Array)[], into: Pending<RenderedBody>): Promise<void> {
+    const scratch = this.scratch.take();
     try {
-      const body = await gzip(Buffer.concat(plain.chunks, plain.bytes), { level: GZIP_LEVEL });
-      into.resolve({ chunks: [body], bytes: body.length });
+      into.resolve(await gzipParts(source, scratch));
     } catch (error) {
       this.options.renderFailed(error);
       into.reject(new RenderFailure('render'));
+    } finally {
+      this.scratch.give(scratch);
     }
   }
 }

@@ -14,7 +14,7 @@ import type { Exposition } from '../../src/exposition/exposition.js';
 import { createMetricsRegistry } from '../../src/catalogue.js';
 import { DEFAULT_BUCKETS } from '../../src/metrics/declare.js';
 import { createWebApp } from '../../src/web/app.js';
-import { HeldBodies, RenderFailure, SharedRenders, type RenderedBody } from '../../src/web/scrape.js';
+import { gzipParts, HeldBodies, RenderFailure, ScratchBuffers, SharedRenders, type RenderedBody } from '../../src/web/scrape.js';
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { createExposition, renderText } from '../../src/exposition/exposition.js';
@@ -88,7 +88,7 @@ describe('SharedRenders pacing', () => {
     exposition.release();
     expect(textOf(await first)).toBe('render 1\n');
     expect(textOf(await plain)).toBe('render 2\n');
-    expect(gunzipSync((await zipped).chunks[0] ?? Buffer.alloc(0)).toString()).toBe('render 2\n');
+    expect(gunzipSync(Buffer.concat((await zipped).chunks)).toString()).toBe('render 2\n');
     expect(exposition.renders).toBe(2);
     expect(paced).toBe(2);
   });
@@ -117,7 +117,7 @@ describe('SharedRenders pacing', () => {
     expect(paced).toBe(20);
     slots.release();
     const bodies = await Promise.all(crowd);
-    const texts = bodies.map((body, index) => (index % 2 === 1 ? gunzipSync(body.chunks[0] ?? Buffer.alloc(0)).toString() : textOf(body)));
+    const texts = bodies.map((body, index) => (index % 2 === 1 ? gunzipSync(Buffer.concat(body.chunks)).toString() : textOf(body)));
     expect(new Set(texts)).toEqual(new Set(['render 2\n']));
     expect(exposition.renders).toBe(2);
     expect(rendered).toBe(2);
@@ -158,7 +158,7 @@ describe('SharedRenders pacing', () => {
     const bodies = await Promise.all([renders.body('text', false), renders.body('openmetrics', true), renders.body('text', true), renders.body('openmetrics', false)]);
     expect(exposition.render.mock.calls.map(([format]) => format)).toEqual(['text', 'openmetrics']);
     expect(textOf(bodies[3])).toBe('openmetrics\n');
-    expect(gunzipSync(bodies[2]?.chunks[0] ?? Buffer.alloc(0)).toString()).toBe('text\n');
+    expect(gunzipSync(Buffer.concat(bodies[2]?.chunks ?? [])).toString()).toBe('text\n');
   });
 });
 
@@ -189,7 +189,7 @@ describe('SharedRenders', () => {
     const [first, ...rest] = await Promise.all(zipped);
     expect(exposition.renders).toBe(1);
     for (const other of rest) expect(other.chunks[0]).toBe(first?.chunks[0]);
-    expect(gunzipSync(first?.chunks[0] ?? Buffer.alloc(0)).toString()).toBe(Buffer.concat((await plain).chunks).toString());
+    expect(gunzipSync(Buffer.concat(first?.chunks ?? [])).toString()).toBe(Buffer.concat((await plain).chunks).toString());
     expect(first?.bytes).toBeLessThan(1000);
   });
 
@@ -374,5 +374,30 @@ describe('/metrics under scrapers that never read', () => {
     }
     // 4 × 24 MiB against 64 MiB: the first two unread answers made room for the last two.
     await vi.waitFor(async () => expect(await dropped()).toBe(2), { timeout: 10_000, interval: 20 });
+  });
+});
+
+describe('gzipParts', () => {
+  it('compresses strings and bytes through a scratch smaller than the whole, byte for byte', async () => {
+    const parts: (string | Uint8Array)[] = [];
+    for (let index = 0; index < 200; index += 1) parts.push(`series_${index} ${index}\n`, Buffer.from(`bytes ${index} é\n`, 'utf8'));
+    // Larger than the scratch on its own, and a multi-byte character across a run boundary.
+    parts.push('x'.repeat(300), '€'.repeat(40));
+    const expected = Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part, 'utf8') : part)));
+    const body = await gzipParts(parts, Buffer.alloc(64));
+    expect(body.bytes).toBe(body.chunks.reduce((total, chunk) => total + chunk.length, 0));
+    expect(gunzipSync(Buffer.concat(body.chunks)).equals(expected)).toBe(true);
+  });
+
+  it('gives each of two concurrent compressions its own scratch, and keeps at most two', async () => {
+    const scratch = new ScratchBuffers(32, 2);
+    const [first, second, third] = [scratch.take(), scratch.take(), scratch.take()];
+    expect(new Set([first, second, third]).size).toBe(3);
+    const texts = ['a'.repeat(1000), 'b'.repeat(1000)];
+    const bodies = await Promise.all(texts.map((text, index) => gzipParts([text.slice(0, 500), text.slice(500)], index === 0 ? first : second)));
+    expect(bodies.map((body) => gunzipSync(Buffer.concat(body.chunks)).toString())).toEqual(texts);
+    for (const buffer of [first, second, third]) scratch.give(buffer);
+    expect([scratch.take(), scratch.take()]).toEqual([second, first]);
+    expect(scratch.take()).not.toBe(third);
   });
 });
