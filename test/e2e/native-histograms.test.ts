@@ -28,7 +28,7 @@ import { TrafficModel } from '../../tools/traffic.js';
 import { relativeBucketWidth } from '../../src/metrics/native.js';
 import { parseSamples } from '../support/exposition.js';
 import { startSidecarProcess, type SidecarProcess } from '../support/process.js';
-import type { RunningPrometheus } from '../support/prometheus.js';
+import { substituteVariables, type RunningPrometheus } from '../support/prometheus.js';
 import { startConfiguredPrometheus } from '../support/prometheusModes.js';
 import { decodeExposition, sortedLabelSamples, type DecodedFamily } from '../support/protobuf.js';
 import { prometheus as prometheusTool } from '../support/tools.js';
@@ -42,15 +42,6 @@ const BATCH_LINES = 100;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Grafana variables as a dashboard with every value selected would send them. */
-const substitute = (expr: string): string =>
-  expr
-    .replaceAll('$__rate_interval', '1m')
-    .replaceAll('$__interval', '5s')
-    .replaceAll('$job', 'hermes-sidecar')
-    .replaceAll('$instance', '.+')
-    .replaceAll('$provider', '.+')
-    .replaceAll('$model', '.+');
 
 interface Panel {
   readonly targets?: { expr?: string }[];
@@ -375,7 +366,7 @@ describe.skipIf(tool.path === undefined)(`native histograms in a real Prometheus
   }, 60_000);
 
   it('evaluates the monitoring bundle built for native histograms, with data', async () => {
-    const queries = nativeOnly(dashboardQueries(NATIVE_BUNDLE), dashboardQueries(CLASSIC_BUNDLE)).map(substitute);
+    const queries = nativeOnly(dashboardQueries(NATIVE_BUNDLE), dashboardQueries(CLASSIC_BUNDLE)).map(substituteVariables);
     const changedRules = nativeOnly(rules(NATIVE_BUNDLE), rules(CLASSIC_BUNDLE));
     const records = changedRules.flatMap((rule) => (rule.record === undefined ? [] : [rule.record]));
     expect(queries.length).toBeGreaterThan(20);

@@ -11,22 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { sendTraffic, TrafficModel } from '../../tools/traffic.js';
 import { startSidecarProcess, type SidecarProcess } from '../support/process.js';
-import { RULES_DIR, ruleFiles, startPrometheus, type RunningPrometheus } from '../support/prometheus.js';
+import { RULES_DIR, ruleFiles, startPrometheus, substituteVariables, type RunningPrometheus } from '../support/prometheus.js';
 import { prometheus as prometheusTool } from '../support/tools.js';
 
 const tool = prometheusTool();
 const DASHBOARDS = ['hermes-agent-overview.json', 'hermes-sidecar-health.json'];
 
-/** Grafana variables as a dashboard with every value selected would send them. */
-function substitute(expr: string): string {
-  return expr
-    .replaceAll('$__rate_interval', '1m')
-    .replaceAll('$__interval', '5s')
-    .replaceAll('$job', 'hermes-sidecar')
-    .replaceAll('$instance', '.+')
-    .replaceAll('$provider', '.+')
-    .replaceAll('$model', '.+');
-}
 
 interface Panel {
   title?: string;
@@ -39,7 +29,7 @@ function panelQueries(): { panel: string; expr: string }[] {
   const walk = (panels: Panel[], dashboard: string) => {
     for (const panel of panels) {
       for (const target of panel.targets ?? []) {
-        if (target.expr !== undefined) queries.push({ panel: `${dashboard}: ${panel.title ?? '?'}`, expr: substitute(target.expr) });
+        if (target.expr !== undefined) queries.push({ panel: `${dashboard}: ${panel.title ?? '?'}`, expr: substituteVariables(target.expr) });
       }
       walk(panel.panels ?? [], dashboard);
     }

@@ -81,18 +81,27 @@ async function launchPrometheus(binary: string, dir: string, port: number, extra
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
+  return readyPrometheus(child, 'prometheus', () => undefined);
+}
+
+/**
+ * A spawned Prometheus (bound to port 0, logging at info) as a handle once /-/ready answers 200;
+ * stopped (and `cleanup` run) on stop, or at once when it does not become ready in 30 s.
+ */
+export async function readyPrometheus(child: ChildProcess, name: string, cleanup: () => void): Promise<RunningPrometheus> {
   const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
+    cleanup();
   };
-  const listening = loggedListenAddress(child, 'prometheus');
+  const listening = loggedListenAddress(child, name);
   try {
     const url = `http://${await listening.address}`;
     for (const deadline = Date.now() + 30_000; ; ) {
       const ready = await fetch(`${url}/-/ready`).then((answer) => answer.status === 200, () => false);
       if (ready) break;
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`prometheus did not become ready: ${listening.log()}`);
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${name} did not become ready: ${listening.log()}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     return {
@@ -105,4 +114,15 @@ async function launchPrometheus(binary: string, dir: string, port: number, extra
     await stop();
     throw error;
   }
+}
+
+/** A dashboard query as Grafana sends it with every variable's every value selected. */
+export function substituteVariables(expr: string): string {
+  return expr
+    .replaceAll('$__rate_interval', '1m')
+    .replaceAll('$__interval', '5s')
+    .replaceAll('$job', 'hermes-sidecar')
+    .replaceAll('$instance', '.+')
+    .replaceAll('$provider', '.+')
+    .replaceAll('$model', '.+');
 }

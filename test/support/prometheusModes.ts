@@ -8,8 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loggedListenAddress } from './ports.js';
-import type { RunningPrometheus } from './prometheus.js';
+import { readyPrometheus, type RunningPrometheus } from './prometheus.js';
 
 export interface ConfiguredPrometheus {
   readonly binary: string;
@@ -29,29 +28,5 @@ export async function startConfiguredPrometheus(options: ConfiguredPrometheus): 
     [`--config.file=${configFile}`, storage, '--web.listen-address=127.0.0.1:0', '--log.level=info', ...(options.extraArgs ?? [])],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
-  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await exited;
-    rmSync(dir, { recursive: true, force: true });
-  };
-  const listening = loggedListenAddress(child, `prometheus (${options.mode})`);
-  try {
-    const url = `http://${await listening.address}`;
-    for (const deadline = Date.now() + 30_000; ; ) {
-      const ready = await fetch(`${url}/-/ready`).then((answer) => answer.status === 200, () => false);
-      if (ready) break;
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`prometheus (${options.mode}) did not become ready: ${listening.log()}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    return {
-      url,
-      child,
-      query: async (expr) => (await (await fetch(`${url}/api/v1/query?query=${encodeURIComponent(expr)}`)).json()) as never,
-      stop,
-    };
-  } catch (error) {
-    await stop();
-    throw error;
-  }
+  return readyPrometheus(child, `prometheus (${options.mode})`, () => rmSync(dir, { recursive: true, force: true }));
 }
