@@ -196,15 +196,15 @@ describe.skipIf(tool.path === undefined)(`native histograms in a real Prometheus
       return path;
     });
     const directConfig = [...scrapeConfig(target), 'rule_files:', ...ruleFiles.map((file) => `  - ${JSON.stringify(file)}`), ''].join('\n');
-    [direct, central] = await Promise.all([
-      startConfiguredPrometheus({ binary, mode: 'server', config: directConfig, extraArgs: ['--enable-feature=native-histograms,exemplar-storage'] }),
-      startConfiguredPrometheus({
-        binary,
-        mode: 'server',
-        config: 'global:\n  scrape_interval: 1s\n',
-        extraArgs: ['--web.enable-remote-write-receiver', '--enable-feature=native-histograms'],
-      }),
-    ]);
+    // One after the other, each kept as soon as it runs: afterAll stops whichever started, even
+    // when the other failed to.
+    direct = await startConfiguredPrometheus({ binary, mode: 'server', config: directConfig, extraArgs: ['--enable-feature=native-histograms,exemplar-storage'] });
+    central = await startConfiguredPrometheus({
+      binary,
+      mode: 'server',
+      config: 'global:\n  scrape_interval: 1s\n',
+      extraArgs: ['--web.enable-remote-write-receiver', '--enable-feature=native-histograms'],
+    });
     agent = await startConfiguredPrometheus({
       binary,
       mode: 'agent',
