@@ -3,7 +3,7 @@
  * SIGTERM/SIGINT stop accepting (503 + Retry-After), drain the queue, close the listeners and
  * exit 0.
  */
-import { startupDone } from './startupHeap.js';
+import { startupDone } from './startupFootprint.js';
 import { createIngestServer, createSidecar, errorFields, webListenerLimits } from './app.js';
 import { ConfigError, helpText, loadConfig, type ListenAddress } from './config.js';
 import { createWebServer } from './web/server.js';

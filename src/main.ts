@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
- * The binary. It sets the startup heap first (startupHeap.ts) and only then loads the sidecar:
+ * The binary. It sets the startup footprint first (startupFootprint.ts) and only then loads the sidecar:
  * a static import would have every module parsed, and its garbage made, before any code runs.
  */
-import './startupHeap.js';
+import './startupFootprint.js';
 
 await import('./lifecycle.js');

@@ -108,27 +108,50 @@ const IDLE_RUNS = 5;
 const IDLE_TARGET_BYTES = 64 * 2 ** 20;
 const AT_CAP_TARGET_BYTES = 150e6;
 
-/** Resident memory of a process as the kernel counts it (VmRSS), read without sending it a request. */
-function residentBytes(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
-  if (kib === undefined) throw new Error(`no VmRSS for process ${pid}`);
-  return Number(kib) * 1024;
+/** Resident memory of a process as the kernel counts it, read without sending it a request. */
+interface Resident {
+  /** VmRSS. */
+  readonly bytes: number;
+  /** RssFile: pages of files mapped in, mostly the node binary's own code, shared with every other Node.js process. */
+  readonly fileBytes: number;
 }
+
+function resident(pid: number): Resident {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string): number => {
+    const value = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1];
+    if (value === undefined) throw new Error(`no ${field} for process ${pid}`);
+    return Number(value) * 1024;
+  };
+  return { bytes: kib('VmRSS'), fileBytes: kib('RssFile') };
+}
+
+interface IdleReading {
+  /** Just started: no traffic, no scrape. */
+  readonly started: Resident;
+  /** Then scraped IDLE_SCRAPES times, as an idle sidecar that Prometheus scrapes is. */
+  readonly scraped: Resident;
+}
+
+const IDLE_SCRAPES = 20;
 
 /**
  * Idle RSS of the binary just started, no traffic and no scrape (a render would add its own
- * garbage): one fresh child per run, read after it settles.
+ * garbage): one fresh child per run, read after it settles; then read again after a few scrapes,
+ * whose hot render code brings in the optimizing compiler the start left out.
  */
-async function idleRss(): Promise<number[]> {
-  const readings: number[] = [];
+async function idleRss(): Promise<IdleReading[]> {
+  const readings: IdleReading[] = [];
   for (let run = 0; run < IDLE_RUNS; run += 1) {
     const sidecar = await startSidecarBinary([]);
     try {
       await sleep(SETTLE_MS);
       const pid = sidecar.child.pid;
       if (pid === undefined) throw new Error('the sidecar child has no pid');
-      readings.push(residentBytes(pid));
+      const started = resident(pid);
+      for (let index = 0; index < IDLE_SCRAPES; index += 1) await scrape(sidecar.web);
+      await sleep(SETTLE_MS);
+      readings.push({ started, scraped: resident(pid) });
     } finally {
       await sidecar.stop();
     }
@@ -148,8 +171,11 @@ export async function memorySection(options: RunOptions, idleRssBytes: number | 
     (end[field] - result.before[field]) / Math.max(1, end.series - result.before.series);
   const largest = results[results.length - 1];
   const heapPerSeries = largest === undefined ? 0 : perSeries(largest, 'heapUsedBytes');
-  const idleReadings = await idleRss();
+  const idle = await idleRss();
+  const idleReadings = idle.map((reading) => reading.started.bytes);
   const idleMedian = median(idleReadings);
+  const mib = (bytes: number): string => fmt(bytes / 2 ** 20, 1);
+  const medianOf = (pick: (reading: IdleReading) => number): string => mib(median(idle.map(pick)));
   const binary = await binaryReadings(sizes, config);
   const atCapReading = binary.readings[0];
   const capOption = OPTIONS.find((option) => option.flag === ('metrics.max-series' as string));
@@ -196,10 +222,15 @@ export async function memorySection(options: RunOptions, idleRssBytes: number | 
     ),
     '',
     `Idle, just started (\`node dist/main.js\`, default settings, no traffic, no scrape; VmRSS after ${SETTLE_MS} ms), ${IDLE_RUNS} fresh children: ` +
-      `${idleReadings.map((bytes) => fmt(bytes / 2 ** 20, 1)).join(' / ')} MiB, median ${fmt(idleMedian / 2 ** 20, 1)} MiB. About 43 MiB of it is the Node.js ` +
-      'binary and its code paged in (RssFile), the same for any Node.js program that loads this many modules; the rest is the V8 heap of the loaded ' +
-      'libraries and the catalogue. What idle does not pay for: the young generation grown by the startup burst (src/startupHeap.ts), node:https and TLS ' +
-      '(prom-client\'s Pushgateway client, a TLS listener), the YAML parser without a config file, the install-plugin subcommand.',
+      `${idleReadings.map(mib).join(' / ')} MiB, median ${mib(idleMedian)} MiB, of which ${medianOf((reading) => reading.started.fileBytes)} MiB is files mapped in ` +
+      '(RssFile: the node binary\'s own code, shared with every other Node.js process). The rest is the V8 heap of the loaded libraries and the catalogue. ' +
+      'What idle does not pay for (src/startupFootprint.ts, src/metrics/runtime.ts): the young generation grown by the startup burst, TurboFan\'s machine code ' +
+      'for the module loader\'s functions that only the start makes hot, node:https and TLS (prom-client\'s Pushgateway client, a TLS listener), ' +
+      '@opentelemetry/api (prom-client\'s CPU counters\' exemplars), the YAML parser without a config file, the install-plugin subcommand.',
+    '',
+    `The same children after ${IDLE_SCRAPES} scrapes and another ${SETTLE_MS} ms, as an idle sidecar that Prometheus scrapes: ` +
+      `${idle.map((reading) => mib(reading.scraped.bytes)).join(' / ')} MiB, median ${medianOf((reading) => reading.scraped.bytes)} MiB, ` +
+      `of which ${medianOf((reading) => reading.scraped.fileBytes)} MiB is files mapped in: the render's hot code brings TurboFan in.`,
     '',
     `Per series: about ${fmtInt(heapPerSeries)} B of live heap (everything the sidecar keeps per label set: label-guard entry, series bookkeeping, ` +
       `the value or bucket counts and the label object; a histogram label set with its 16 buckets counts once), so ${fmtInt(sizes[0] ?? 0)} series hold only ~${fmtMiB(heapPerSeries * (sizes[0] ?? 0))} live. The binary's RSS beyond idle ` +

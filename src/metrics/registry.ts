@@ -1,10 +1,8 @@
 /**
  * The registry factory: builds the storage of every catalogue family (src/metrics/families.ts),
  * creates the series of every closed label combination the catalogue pre-initialises, and hands
- * the families to the exposition stage (src/exposition/) as plain views. It is the only module
- * that imports prom-client, which serves the process and Node.js runtime metrics only (read as
- * data and rendered by the sidecar's own serializer, so they come out the same in both formats),
- * so a move to its successor (@prometheus-io/client) stays a one-file change.
+ * the families to the exposition stage (src/exposition/) as plain views, followed by the process
+ * and Node.js runtime metrics (runtime.ts).
  *
  * Families take labels as objects typed by their declaration (closed labels take their declared
  * values, `unknown` or `other`), always complete; they refuse non-finite (and, for counters and
@@ -14,8 +12,6 @@
  * handed the families of its own declaration object (familiesFor), so writing a family it did
  * not declare does not type-check.
  */
-import { createRequire } from 'node:module';
-import type client from 'prom-client';
 import {
   closedValues,
   counter,
@@ -39,12 +35,11 @@ import {
   type FamilyOptions,
   type FamilyView,
   type HistogramHandle,
-  type HistogramSeries,
   type LabelAdmission,
-  type ScalarSeries,
 } from './families.js';
 import { OPEN_LABELS, OTHER } from './labels.js';
 import { DEFAULT_NATIVE_SETTINGS, type NativeHistogramSettings } from './native.js';
+import { runtimeMetrics } from './runtime.js';
 
 export type { CounterHandle, Exemplar, FamilyView, HistogramHandle, HistogramSeries, ScalarSeries } from './families.js';
 
@@ -116,12 +111,6 @@ export function initialLabelSets(spec: MetricSpec, catalogue: readonly MetricSpe
   }
   return sets;
 }
-
-const LINT_FAILING_DEFAULT_METRICS = [
-  'nodejs_active_handles_total',
-  'nodejs_active_requests_total',
-  'nodejs_active_resources_total',
-] as const;
 
 export interface MetricsRegistry<M = unknown> {
   readonly metrics: M;
@@ -202,82 +191,6 @@ function expiryOf(families: readonly Family[], ttlSeconds: number, admission: De
   };
 }
 
-/**
- * The two parts of prom-client (pinned to 15.1.3) the sidecar uses, loaded from their own files:
- * its index also loads the Pushgateway client, which loads node:https and TLS with it: idle
- * memory for a feature the sidecar never uses.
- */
-function promClientParts(): { Registry: typeof client.Registry; collectDefaultMetrics: typeof client.collectDefaultMetrics } {
-  const load = createRequire(import.meta.url);
-  return {
-    Registry: load('prom-client/lib/registry') as typeof client.Registry,
-    collectDefaultMetrics: load('prom-client/lib/defaultMetrics') as typeof client.collectDefaultMetrics,
-  };
-}
-
-function runtimeRegistry(enabled: boolean): client.Registry | undefined {
-  if (!enabled) return undefined;
-  const { Registry, collectDefaultMetrics } = promClientParts();
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  // Gauges named *_total fail `promtool check metrics`; each is the sum of the per-type gauge of
-  // the same name without the suffix, which stays.
-  for (const name of LINT_FAILING_DEFAULT_METRICS) registry.removeSingleMetric(name);
-  return registry;
-}
-
-type RuntimeMetric = Awaited<ReturnType<client.Registry['getMetricsAsJSON']>>[number];
-type RuntimeValue = RuntimeMetric['values'][number] & { readonly metricName?: string };
-
-const labelText = (value: unknown): string => (typeof value === 'string' ? value : String(value));
-
-/** One prom-client metric as a family view, so the sidecar's serializer renders it like its own. */
-function runtimeFamily(metric: RuntimeMetric): FamilyView | undefined {
-  // prom-client's typings declare a numeric enum; at run time the type is its name.
-  const kind = String(metric.type);
-  const type = kind === 'counter' || kind === 'gauge' || kind === 'histogram' ? kind : undefined;
-  if (type === undefined) return undefined;
-  const values = metric.values as readonly RuntimeValue[];
-  const labelNames = Object.keys(values[0]?.labels ?? {}).filter((name) => name !== 'le');
-  const labelValues = (value: RuntimeValue) => labelNames.map((name) => labelText(value.labels[name]));
-  const base = { name: metric.name, help: metric.help, type, labelNames, stable: false } as const;
-  if (type !== 'histogram') {
-    // A runtime gauge without a reading yet (the event-loop lag mean before the first sample) is
-    // NaN in prom-client: left out, as no sample of this sidecar may be non-finite.
-    const series: ScalarSeries[] = values
-      .filter((value) => !Number.isNaN(value.value))
-      .map((value) => ({ labelValues: labelValues(value), version: 0, value: value.value }));
-    return { ...base, bounds: undefined, series: () => series };
-  }
-  // prom-client reports cumulative buckets with `le` labels; storage keeps per-bucket counts.
-  const bounds: number[] = [];
-  const groups = new Map<string, { labelValues: string[]; cumulative: number[]; sum: number; count: number }>();
-  for (const value of values) {
-    const labels = labelValues(value);
-    const key = labels.join('\u0000');
-    let group = groups.get(key);
-    if (group === undefined) {
-      group = { labelValues: labels, cumulative: [], sum: 0, count: 0 };
-      groups.set(key, group);
-    }
-    if (value.metricName === `${metric.name}_bucket`) {
-      group.cumulative.push(value.value);
-      const le = Number(value.labels.le);
-      if (groups.size === 1 && Number.isFinite(le)) bounds.push(le);
-    } else if (value.metricName === `${metric.name}_sum`) group.sum = value.value;
-    else if (value.metricName === `${metric.name}_count`) group.count = value.value;
-  }
-  const series: HistogramSeries[] = [...groups.values()].map((group) => ({
-    labelValues: group.labelValues,
-    version: 0,
-    buckets: group.cumulative.map((total, index) => total - (group.cumulative[index - 1] ?? 0)),
-    sum: group.sum,
-    count: group.count,
-    exemplars: undefined,
-  }));
-  return { ...base, bounds, series: () => series };
-}
-
 function storageFor(spec: MetricSpec, options: FamilyOptions, buckets: BucketSets, native: NativeHistogramSettings): Family {
   if (spec.type === 'counter') return new CounterStorage(options);
   if (spec.type === 'gauge') return new GaugeStorage(options);
@@ -341,7 +254,7 @@ export function createRegistry<D extends Declarations & typeof REGISTRY_FAMILIES
   for (const family of families.values()) {
     for (const labels of initialLabelSets(family.spec, specs)) family.preinit(labels);
   }
-  const runtime = runtimeRegistry(options.defaultMetrics);
+  const runtime = options.defaultMetrics ? runtimeMetrics() : undefined;
   const exported = [...families.values()].filter((family) => family.enabled);
   const typed = new Map<string, AnyFamily>(families);
   const agentFamilies = exported.filter((family) => family.scope === 'agent');
@@ -363,8 +276,7 @@ export function createRegistry<D extends Declarations & typeof REGISTRY_FAMILIES
     collect: async () => {
       own.liveSeries.set({}, agentSeries());
       if (runtime === undefined) return exported;
-      const runtimeFamilies = (await runtime.getMetricsAsJSON()).flatMap((metric) => runtimeFamily(metric) ?? []);
-      return [...exported, ...runtimeFamilies];
+      return [...exported, ...(await runtime.collect())];
     },
   };
 }
