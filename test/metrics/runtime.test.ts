@@ -22,7 +22,7 @@ describe('runtime metrics', () => {
     const cpu = async () => {
       const families = await runtime.collect();
       const value = (name: string) => {
-        const series = families.find((family) => family.name === name)?.series()[0];
+        const [series] = families.find((family) => family.name === name)?.series() ?? [];
         return series !== undefined && 'value' in series ? series.value : Number.NaN;
       };
       return { user: value('process_cpu_user_seconds_total'), system: value('process_cpu_system_seconds_total'), total: value('process_cpu_seconds_total') };
