@@ -4,7 +4,7 @@
  *   npm run bench          # = npm run -s build && tsx bench/run.ts; rewrites bench/RESULTS.md
  *   npm run bench:smoke    # = tsx bench/run.ts --smoke; tiny sizes, asserts nothing about speed,
  *                          #   writes nothing (CI runs it through test/bench/smoke.test.ts)
- *   tsx bench/run.ts --only scrape,scrapeload   # some sections only; writes nothing
+ *   tsx bench/run.ts --only scrape,scrapeload   # some sections only; writes .tmp/bench-only.md
  *
  * Sections (each prints one `[key] …` line, then one `[key] target … → met|missed` line per target):
  *   aggregation  in-process decode + dispatch vs JSON.parse alone, vs OpenTelemetry and prom-client
@@ -28,7 +28,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { fmt, machine, MAIN, ROOT, table, type RunOptions, type SectionResult } from './lib.js';
+import { ensureTmp, fmt, machine, MAIN, ROOT, table, type RunOptions, type SectionResult } from './lib.js';
 import { aggregationSection, prepareStream } from './sections/aggregation.js';
 import { backfillSection } from './sections/backfill.js';
 import { freshnessSection } from './sections/freshness.js';
@@ -43,6 +43,8 @@ import { seriesSection } from './sections/series.js';
 
 const options: RunOptions = { smoke: process.argv.includes('--smoke') };
 const RESULTS = `${ROOT}bench/RESULTS.md`;
+/** What `--only` writes instead: the same report, of those sections, outside the repository's files. */
+const ONLY_RESULTS = `${ensureTmp()}bench-only.md`;
 
 function log(line: string): void {
   process.stdout.write(`${line}\n`);
@@ -208,5 +210,8 @@ function resultsMarkdown(): string {
 if (!options.smoke && only === undefined) {
   writeFileSync(RESULTS, resultsMarkdown());
   log(`wrote ${RESULTS}`);
+} else if (!options.smoke) {
+  writeFileSync(ONLY_RESULTS, resultsMarkdown());
+  log(`wrote ${ONLY_RESULTS}`);
 }
 process.exit(failures.length === 0 ? 0 : 1);

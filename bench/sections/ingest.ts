@@ -79,6 +79,16 @@ export function rejects(result: AutocannonResult): number {
   return responses - accepted(result) + result.errors + result.timeouts;
 }
 
+/** The non-202 answers by status code, then connection errors and timeouts: "503 × 12, errors 3"; "—" when there were none. */
+export function rejectsByKind(result: AutocannonResult): string {
+  const parts = Object.entries(result.statusCodeStats)
+    .filter(([status]) => status !== '202')
+    .map(([status, stat]) => `${status} × ${fmtInt(stat.count)}`);
+  if (result.errors > 0) parts.push(`errors ${fmtInt(result.errors)}`);
+  if (result.timeouts > 0) parts.push(`timeouts ${fmtInt(result.timeouts)}`);
+  return parts.length === 0 ? '—' : parts.join(', ');
+}
+
 interface Run {
   readonly batch: number;
   readonly meanEvents: number;

@@ -20,7 +20,7 @@ import {
   type RunOptions,
   type SectionResult,
 } from '../lib.js';
-import { accepted, load, rejects } from './ingest.js';
+import { accepted, load, rejects, rejectsByKind } from './ingest.js';
 import { describeProfile } from './profile.js';
 import { Controller, type Lag } from './scrapeChild.js';
 
@@ -38,6 +38,8 @@ interface Window {
   readonly p50: number;
   readonly p99: number;
   readonly rejects: number;
+  /** The rejects by status code, errors and timeouts. */
+  readonly rejectKinds: string;
   readonly lag: Lag;
   readonly scrapes: readonly Fetched[];
 }
@@ -112,6 +114,7 @@ export async function scrapeLoadSection(options: RunOptions): Promise<SectionRes
           p50: result.latency.p50,
           p99: result.latency.p99,
           rejects: rejects(result),
+          rejectKinds: rejectsByKind(result),
           lag,
           scrapes,
         });
@@ -161,7 +164,7 @@ export async function scrapeLoadSection(options: RunOptions): Promise<SectionRes
         fmt(window.p99, 0),
         `${fmt(window.lag.p99, 1)} / ${fmt(window.lag.max, 1)}`,
         window.scraping ? `${window.scrapes.length} (${fmt(median(window.scrapes.map((one) => one.ms)), 1)})` : '—',
-        fmtInt(window.rejects),
+        window.rejects === 0 ? '0' : `${fmtInt(window.rejects)} (${window.rejectKinds})`,
       ]),
     ),
     '',

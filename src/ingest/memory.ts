@@ -10,8 +10,9 @@
  * is a large part of it.
  *
  * Pressure ends below RECOVER_FRACTION of the limit (hysteresis), so the guard does not flap on
- * every request at the edge. Samples are throttled; while under pressure a full GC is requested
- * (when the runtime offers one) at most every GC_INTERVAL_SECONDS, so garbage that nothing is
+ * every request at the edge. Samples are throttled. A full GC is requested (when the runtime
+ * offers one, at most every GC_INTERVAL_SECONDS) before a sample over the limit starts pressure,
+ * so garbage is never a reason to refuse, and while under pressure, so garbage that nothing is
  * allocating to collect does not hold the guard shut.
  */
 import { setFlagsFromString } from 'node:v8';
@@ -112,7 +113,15 @@ export class MemoryGuard {
     this.sampledAt = now;
     if (this.pressure) this.collectGarbage(now);
     this.last = this.options.probe();
-    this.pressure = this.exceeded(this.last, this.pressure ? RECOVER_FRACTION : 1);
+    let over = this.exceeded(this.last, this.pressure ? RECOVER_FRACTION : 1);
+    // The heap in use counts garbage until V8's next full GC, and under heavy ingest on a large
+    // heap V8 lets hundreds of megabytes of it pile up before that: a sample over the limit is
+    // checked after a GC before any request is refused for it.
+    if (over && !this.pressure && this.collectGarbage(now)) {
+      this.last = this.options.probe();
+      over = this.exceeded(this.last);
+    }
+    this.pressure = over;
     return this.pressure;
   }
 
@@ -131,9 +140,11 @@ export class MemoryGuard {
     );
   }
 
-  private collectGarbage(now: number): void {
-    if (this.options.collectGarbage === undefined || now - this.collectedAt < GC_INTERVAL_SECONDS) return;
+  /** Runs a full GC unless one ran within GC_INTERVAL_SECONDS (or the runtime offers none); whether it ran. */
+  private collectGarbage(now: number): boolean {
+    if (this.options.collectGarbage === undefined || now - this.collectedAt < GC_INTERVAL_SECONDS) return false;
     this.collectedAt = now;
     this.options.collectGarbage();
+    return true;
   }
 }

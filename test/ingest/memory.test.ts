@@ -62,18 +62,35 @@ describe('MemoryGuard', () => {
     expect(guard.overLimit()).toBe(false);
   });
 
-  it('asks for a full GC while under pressure, at most every 2 s', () => {
+  it('asks for a full GC before pressure starts and while under pressure, at most every 2 s', () => {
     let collections = 0;
     const { clock, guard } = guardWith({ live: 100 * MiB }, () => usage(200 * MiB), () => {
       collections += 1;
     });
     expect(guard.overLimit()).toBe(true);
-    expect(collections).toBe(0); // not before pressure
+    expect(collections).toBe(1); // the sample over the limit was checked after a GC
     for (let second = 0; second < 4; second += 1) {
       clock.advance(1);
       guard.overLimit();
     }
-    expect(collections).toBe(2);
+    expect(collections).toBe(3); // at 2 s and 4 s
+  });
+
+  it('refuses nothing for garbage: a sample over the limit that a GC brings under starts no pressure', () => {
+    let live = 300 * MiB;
+    let collections = 0;
+    const { clock, guard } = guardWith({ live: 200 * MiB }, () => usage(live), () => {
+      collections += 1;
+      live = 80 * MiB;
+    });
+    expect(guard.overLimit()).toBe(false);
+    expect(collections).toBe(1);
+    expect(liveBytes(guard.usage)).toBe(80 * MiB);
+    // Garbage again within the GC interval: no second GC, so this sample counts as it is.
+    live = 300 * MiB;
+    clock.advance(1);
+    expect(guard.overLimit()).toBe(true);
+    expect(collections).toBe(1);
   });
 
   it('checks the heap limit too, and does nothing when every limit is 0', () => {
