@@ -358,20 +358,32 @@ def bench_batch_path(calls):
     def refuse(field):
         refused[field] = refused.get(field, 0) + 1
 
+    count = max(1000, calls // 4)
     for hook, make_kwargs in PAYLOADS.items():
         spec = HOOK_SPECS[hook]
-        kwargs = make_kwargs()
-        values = tuple(kwargs.get(name, MISSING) for name in spec.sources)
+        # Every call its own request, tool call and turn ids, as Hermes sends them.
+        per_call = []
+        for index in range(count + 1):
+            kwargs = make_kwargs()
+            for name, value in (("turn_id", "t_%08x" % (index // 4)),
+                                ("api_request_id", "t_%08x:api:%d" % (index // 4, index % 4)),
+                                ("tool_call_id", "toolu_%010x" % index)):
+                if name in kwargs:
+                    kwargs[name] = value
+            per_call.append(tuple(kwargs.get(name, MISSING) for name in spec.sources))
+        values = per_call[0]
         usage = values[spec.usage_at] if spec.usage_at >= 0 else MISSING
         usage = dict(usage) if type(usage) is dict else usage
         transforms = compiled_transforms(spec)
         for label, grammars in (("without the grammar check", None),
                                 ("with the grammar check", compiled_grammars(spec))):
-            def clean_and_encode(**_unused):
-                encode_data_texts([event_data(spec.plain, transforms, values, usage, grammars,
-                                              refuse)])
+            next_values = iter(per_call).__next__
 
-            samples, elapsed = time_calls(clean_and_encode, {}, max(1000, calls // 4))
+            def clean_and_encode(**_unused):
+                encode_data_texts([event_data(spec.plain, transforms, next_values(), usage,
+                                              grammars, refuse)])
+
+            samples, elapsed = time_calls(clean_and_encode, {}, count)
             rows.append(summarize("sender thread: batch path, %s" % label, hook, samples,
                                   elapsed, "refused: %d" % sum(refused.values())))
     return rows

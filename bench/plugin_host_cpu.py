@@ -123,11 +123,19 @@ def unused_port_url():
 TICK_SECONDS = [0.01]
 
 
+def call_ids(events):
+    """Per logical event, its (turn id, API request id, tool call id), as Hermes makes them: a
+    turn of four API calls, each call and tool call its own id; the session stays the same."""
+    return [("t_%08x" % (index // 4), "t_%08x:api:%d" % (index // 4, index % 4),
+             "toolu_%010x" % index) for index in range(events)]
+
+
 def drive(callbacks, events, rate):
     """Call both callbacks ``events`` times, paced (a burst every tick, then sleep, as an agent
     thread alternates hooks with I/O waits); returns per-event agent-thread ns."""
     api, tool = callbacks
     api_kwargs, tool_kwargs = post_api_request_kwargs(), post_tool_call_kwargs()
+    calls = call_ids(events)
     thread_ns = time.thread_time_ns
     samples = [0] * events
     burst = max(1, int(rate * TICK_SECONDS[0]))
@@ -136,6 +144,10 @@ def drive(callbacks, events, rate):
     index = 0
     while index < events:
         for _ in range(min(burst, events - index)):
+            turn, request, call = calls[index]
+            api_kwargs["turn_id"] = tool_kwargs["turn_id"] = turn
+            api_kwargs["api_request_id"] = tool_kwargs["api_request_id"] = request
+            tool_kwargs["tool_call_id"] = call
             before = thread_ns()
             api(**api_kwargs)
             tool(**tool_kwargs)
