@@ -1,7 +1,7 @@
 /** Provider API calls: pre/post_api_request, api_request_error and the auxiliary variants. */
 import type { ApiCall, ApiKind, EventData, Usage } from '../../contract/events.js';
 import { exemplarOf } from '../../metrics/exemplars.js';
-import { UNKNOWN } from '../../metrics/labels.js';
+import { UNKNOWN, type OpenLabel } from '../../metrics/labels.js';
 import type { CounterHandle, Exemplar, Families, HistogramHandle } from '../../metrics/registry.js';
 import { compositeKey, GaugeTally, spanTable, type Collectable, type RecorderContext } from './context.js';
 import { PRICING_VALUES, costOf, type CallCost } from './pricing.js';
@@ -233,10 +233,23 @@ class CallSeries {
   }
 }
 
+function deleteKeys(map: Map<string, unknown>, keys: ReadonlySet<string>): void {
+  for (const key of keys) map.delete(key);
+}
+
+/** Drops `models` under every provider, and every provider left without a model. */
+function forgetModels(byProvider: Map<string, Map<string, CallSeries>>, models: ReadonlySet<string>): void {
+  for (const [provider, byModel] of byProvider) {
+    deleteKeys(byModel, models);
+    if (byModel.size === 0) byProvider.delete(provider);
+  }
+}
+
 export class ApiRecorder implements Collectable {
   // Guarded (kind, provider, model) → its series, one Map level each: the guard hands back the
   // same strings every time, so finding a call's series builds no key. Bounded by the provider
-  // and model caps.
+  // and model caps: the entries of a provider or model the guard forgets leave (forget), so as
+  // series expire and new models are admitted the table holds only the values the caps hold.
   private readonly calls: Record<ApiKind, Map<string, Map<string, CallSeries>>> = { main: new Map(), auxiliary: new Map() };
   // Keyed by kind and api_request_id: retries reuse the id, and a post/error closes the open attempt.
   private readonly inFlight;
@@ -250,6 +263,14 @@ export class ApiRecorder implements Collectable {
     private readonly metrics: ApiMetrics,
   ) {
     this.inFlight = spanTable<OpenAttempt>(context, 'api', undefined, (attempt) => this.inFlightTally.closed(attempt));
+    context.labels.whenForgotten((label, values) => this.forget(label, values));
+  }
+
+  /** How many (kind, provider, model) series the recorder keeps (for tests: bounded by the caps). */
+  get callSeriesCount(): number {
+    let count = 0;
+    for (const byProvider of Object.values(this.calls)) for (const byModel of byProvider.values()) count += byModel.size;
+    return count;
   }
 
   started(call: ApiCall): void {
@@ -309,6 +330,18 @@ export class ApiRecorder implements Collectable {
     const verdict = retryVerdict(event);
     if (verdict === 'retried') this.metrics.apiRetries.inc({ kind, provider, model, reason });
     if (verdict === 'exhausted') this.metrics.apiRetriesExhausted.inc({ kind, provider, model, reason });
+  }
+
+  /**
+   * Drops the series of calls whose provider or model the label guard forgot: no live series
+   * carries the value any more, and its handles would only resolve again on their next write.
+   */
+  private forget(label: OpenLabel, values: ReadonlySet<string>): void {
+    if (label !== 'provider' && label !== 'model') return;
+    for (const byProvider of Object.values(this.calls)) {
+      if (label === 'provider') deleteKeys(byProvider, values);
+      else forgetModels(byProvider, values);
+    }
   }
 
   /** Closes the open attempt (if its pre event was seen) and returns the call's series. */
