@@ -140,6 +140,15 @@ class HandleMap<K extends string, H> {
     }
     return handle;
   }
+
+  get size(): number {
+    return this.handles.size;
+  }
+
+  /** Drops the handles of `values` (guarded values the label guard forgot). */
+  forget(values: ReadonlySet<string>): void {
+    for (const value of values) this.handles.delete(value as K);
+  }
 }
 
 /**
@@ -231,6 +240,22 @@ class CallSeries {
   finishReason(reason: string): CounterHandle {
     return this.finishReasons.get(reason);
   }
+
+  /**
+   * Drops the handles keyed by values the label guard forgot, so the maps keyed by guarded
+   * values stay within their caps however long this call's series live.
+   */
+  forget(label: OpenLabel, values: ReadonlySet<string>): void {
+    if (label === 'finish_reason') this.finishReasons.forget(values);
+    if (label === 'reason') this.operationDurations.forget(values);
+  }
+
+  /** How many handles this call's series keeps (for tests). */
+  get handleCount(): number {
+    const fields = [this.prompt, this.contextUtilization, this.outputSpeed].filter((handle) => handle !== undefined).length;
+    const maps = [this.firstChunks, this.requestCounters, this.durations, this.tokenCounters, this.operationDurations, this.tokenUsages, this.costs, this.unpricedCalls, this.finishReasons];
+    return maps.reduce((total, map) => total + map.size, fields);
+  }
 }
 
 function deleteKeys(map: Map<string, unknown>, keys: ReadonlySet<string>): void {
@@ -268,8 +293,13 @@ export class ApiRecorder implements Collectable {
 
   /** How many (kind, provider, model) series the recorder keeps (for tests: bounded by the caps). */
   get callSeriesCount(): number {
+    return [...this.everyCall()].length;
+  }
+
+  /** How many handles the recorder keeps across its calls' series (for tests: bounded by the caps). */
+  get handleCount(): number {
     let count = 0;
-    for (const byProvider of Object.values(this.calls)) for (const byModel of byProvider.values()) count += byModel.size;
+    for (const call of this.everyCall()) count += call.handleCount;
     return count;
   }
 
@@ -333,15 +363,23 @@ export class ApiRecorder implements Collectable {
   }
 
   /**
-   * Drops the series of calls whose provider or model the label guard forgot: no live series
-   * carries the value any more, and its handles would only resolve again on their next write.
+   * Drops what is kept for values the label guard forgot: the series of calls whose provider or
+   * model it was, or the handles keyed by it (finish and failover reasons). No live series carries
+   * the value any more, and its handles would only resolve again on their next write.
    */
   private forget(label: OpenLabel, values: ReadonlySet<string>): void {
-    if (label !== 'provider' && label !== 'model') return;
+    if (label !== 'provider' && label !== 'model') {
+      for (const call of this.everyCall()) call.forget(label, values);
+      return;
+    }
     for (const byProvider of Object.values(this.calls)) {
       if (label === 'provider') deleteKeys(byProvider, values);
       else forgetModels(byProvider, values);
     }
+  }
+
+  private *everyCall(): Generator<CallSeries> {
+    for (const byProvider of Object.values(this.calls)) for (const byModel of byProvider.values()) yield* byModel.values();
   }
 
   /** Closes the open attempt (if its pre event was seen) and returns the call's series. */

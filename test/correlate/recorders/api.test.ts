@@ -170,6 +170,31 @@ describe('ApiRecorder under series expiry', () => {
     expect(samples.get(requests('live'))).toBe(3);
   });
 
+  it('drops the handles of finish and failover reasons the guard forgot, however long their model stays live', () => {
+    const { harness, api } = expiring();
+    const live = modelCall('live');
+    const succeed = (finishReason: string) => api.succeeded({ type: 'api_attempt_succeeded', call: live, durationSeconds: 1, finishReason }, START);
+    const fail = (reason: string) => api.failed({ type: 'api_attempt_failed', call: live, durationSeconds: 1, reason }, START);
+    succeed('stop');
+    fail('timeout');
+    const steady = api.handleCount;
+    for (let period = 0; period < 3; period += 1) {
+      for (let index = 0; index < 10; index += 1) {
+        succeed(`finish-${period}-${index}`);
+        fail(`reason-${period}-${index}`);
+      }
+      // One finish-reason counter and one operation-duration histogram per new reason.
+      expect(api.handleCount).toBe(steady + 20);
+      harness.expire();
+      harness.advance(TTL);
+      succeed('stop');
+      fail('timeout');
+      harness.expire();
+      expect(api.handleCount).toBe(steady);
+    }
+    expect(api.callSeriesCount).toBe(1);
+  });
+
   it('stays within the model cap over many TTL periods of new models', () => {
     const { harness, api, succeed } = expiring();
     for (let period = 0; period < 5; period += 1) {
