@@ -196,6 +196,9 @@ export type LabelGuardMetrics = {
 const OPEN_LABEL_SET: ReadonlySet<string> = new Set(OPEN_LABELS);
 const isOpenLabel = (label: string): label is OpenLabel => OPEN_LABEL_SET.has(label);
 
+/** Told the values of `label` the guard has forgotten (LabelGuard.whenForgotten); `values` is only valid during the call. */
+export type ForgetListener = (label: OpenLabel, values: ReadonlySet<string>) => void;
+
 /**
  * Caps each open label at its first N distinct values. The storage tells it when a series
  * carrying a value is created or removed (LabelAdmission): a value no live series carries goes
@@ -204,6 +207,7 @@ const isOpenLabel = (label: string): label is OpenLabel => OPEN_LABEL_SET.has(la
  */
 export class LabelGuard implements LabelAdmission {
   private readonly states: Record<OpenLabel, GuardState>;
+  private readonly forgetListeners: ForgetListener[] = [];
 
   constructor(
     rules: LabelRules,
@@ -300,6 +304,15 @@ export class LabelGuard implements LabelAdmission {
     state.released.add(value);
   }
 
+  /**
+   * Has `listener` told, at each sweep, of the values of each label the guard forgets: values no
+   * live series carries any more, so what a recorder keeps for them (series handles) may go, and
+   * a recorder's state keyed by guarded values stays within the caps however values come and go.
+   */
+  whenForgotten(listener: ForgetListener): void {
+    this.forgetListeners.push(listener);
+  }
+
   /** How many values of `label` the cap holds now. */
   admittedCount(label: OpenLabel): number {
     return this.states[label].admitted.size;
@@ -311,7 +324,8 @@ export class LabelGuard implements LabelAdmission {
    * them for `ttlSeconds` (resolved while the series budget was spent, say).
    */
   sweep(now: number, ttlSeconds: number): void {
-    for (const state of Object.values(this.states)) {
+    for (const label of OPEN_LABELS) {
+      const state = this.states[label];
       for (const [value, refs] of state.admitted) {
         if (refs > 0) continue;
         const since = state.unusedSince.get(value);
@@ -323,6 +337,7 @@ export class LabelGuard implements LabelAdmission {
       }
       if (state.released.size === 0) continue;
       state.resolved.forget(state.released);
+      for (const listener of this.forgetListeners) listener(label, state.released);
       state.released.clear();
     }
   }

@@ -65,29 +65,39 @@ export interface SharedRendersOptions {
   readonly paced?: () => void;
 }
 
+const byteLengthOf = (part: string | Uint8Array): number => (typeof part === 'string' ? Buffer.byteLength(part, 'utf8') : part.length);
+
 /**
- * The parts written straight into Buffers, each part whole in one of them. No string of the joined
- * text is ever made: strings that large live in V8's large-object space until a full collection,
- * and a crowd of scrapes rendering every slot would pile them up.
+ * Encodes parts (strings as UTF-8, bytes as they are) into Buffers, each part whole in one of
+ * them, and yields each Buffer's filled span once the next part does not fit in it, the last at
+ * the end. `bufferFor(bytes)` gives the Buffer to fill next, at least `bytes` long (the part that
+ * did not fit). Each yielded span is encoded only after the consumer asked for the next one, so
+ * a consumer that is done with a span before it asks again may be given the same Buffer each
+ * time. No string of the joined text is ever made: strings that large live in V8's large-object
+ * space until a full collection, and a crowd of scrapes rendering every slot would pile them up.
  */
-function toChunks(parts: readonly (string | Uint8Array)[]): RenderedBody {
-  const chunks: Buffer[] = [];
-  let chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+export function* packParts(parts: readonly (string | Uint8Array)[], bufferFor: (bytes: number) => Buffer): Generator<Buffer, void, undefined> {
+  let buffer: Buffer | undefined;
   let used = 0;
   for (const part of parts) {
-    const bytes = typeof part === 'string' ? Buffer.byteLength(part, 'utf8') : part.length;
-    if (used + bytes > chunk.length) {
-      if (used > 0) chunks.push(chunk.subarray(0, used));
-      chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes));
+    const bytes = byteLengthOf(part);
+    if (buffer === undefined || used + bytes > buffer.length) {
+      if (buffer !== undefined && used > 0) yield buffer.subarray(0, used);
+      buffer = bufferFor(bytes);
       used = 0;
     }
-    if (typeof part === 'string') used += chunk.write(part, used, 'utf8');
+    if (typeof part === 'string') used += buffer.write(part, used, 'utf8');
     else {
-      chunk.set(part, used);
+      buffer.set(part, used);
       used += bytes;
     }
   }
-  if (used > 0) chunks.push(chunk.subarray(0, used));
+  if (buffer !== undefined && used > 0) yield buffer.subarray(0, used);
+}
+
+/** The parts in Buffers of their own (CHUNK_BYTES each, or one part's size when it is larger): few allocations, no one giant Buffer. */
+function toChunks(parts: readonly (string | Uint8Array)[]): RenderedBody {
+  const chunks = [...packParts(parts, (bytes) => Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes)))];
   return { chunks, bytes: chunks.reduce((total, each) => total + each.length, 0) };
 }
 
@@ -119,9 +129,9 @@ export class ScratchBuffers {
 
 /**
  * Gzips parts (strings or bytes) through one zlib stream, each run of parts encoded into
- * `scratch` and written once zlib has consumed the previous run (its write callback), so the
- * scratch is never overwritten while zlib still reads it. A part larger than the scratch is
- * written on its own.
+ * `scratch` (packParts) and written once zlib has consumed the previous run (its write callback),
+ * so the scratch is never overwritten while zlib still reads it. A part larger than the scratch is
+ * encoded into a Buffer of its own size and written alone.
  */
 export async function gzipParts(parts: readonly (string | Uint8Array)[], scratch: Buffer): Promise<RenderedBody> {
   const zip = createGzip({ level: GZIP_LEVEL, chunkSize: GZIP_OUTPUT_CHUNK_BYTES });
@@ -137,21 +147,8 @@ export async function gzipParts(parts: readonly (string | Uint8Array)[], scratch
   });
   const consumed = (data: Uint8Array) =>
     new Promise<void>((resolve, reject) => zip.write(data, (error) => (error ? reject(error) : resolve())));
-  let used = 0;
-  for (const part of parts) {
-    const size = typeof part === 'string' ? Buffer.byteLength(part, 'utf8') : part.length;
-    if (used + size > scratch.length && used > 0) {
-      await consumed(scratch.subarray(0, used));
-      used = 0;
-    }
-    if (size > scratch.length) await consumed(typeof part === 'string' ? Buffer.from(part, 'utf8') : part);
-    else if (typeof part === 'string') used += scratch.write(part, used, 'utf8');
-    else {
-      scratch.set(part, used);
-      used += size;
-    }
-  }
-  if (used > 0) await consumed(scratch.subarray(0, used));
+  const runs = packParts(parts, (bytes) => (bytes > scratch.length ? Buffer.allocUnsafe(bytes) : scratch));
+  for (const run of runs) await consumed(run);
   zip.end();
   await ended;
   return { chunks: output, bytes };

@@ -93,6 +93,35 @@ describe('LabelGuard', () => {
     expect(guard.value('model', 'llama')).toBe('other');
     expect(folds).toEqual(['model']);
   });
+
+  it('tells its listeners, at each sweep, the values of each label it forgot, and only those', () => {
+    const { guard } = guardWith();
+    const forgotten: [string, string[]][] = [];
+    guard.whenForgotten((label, values) => forgotten.push([label, [...values]]));
+    for (const model of ['a', 'b', 'c']) guard.retain('model', guard.value('model', model));
+    guard.retain('provider', guard.value('provider', 'p'));
+    guard.release('model', 'a');
+    guard.release('model', 'b');
+    // Admitted again before the sweep (a spelling not cached yet resolves afresh): live, not forgotten.
+    expect(guard.value('model', ' b ')).toBe('b');
+    guard.retain('model', 'b');
+    guard.sweep(1000, 60);
+    expect(forgotten).toEqual([['model', ['a']]]);
+    guard.sweep(2000, 60);
+    expect(forgotten).toEqual([['model', ['a']]]);
+  });
+
+  it('tells its listeners of a value admitted without a series once it has gone unused for the TTL', () => {
+    const { guard } = guardWith();
+    const forgotten: [string, string[]][] = [];
+    guard.whenForgotten((label, values) => forgotten.push([label, [...values]]));
+    expect(guard.value('model', 'folded-away')).toBe('folded-away');
+    guard.sweep(1000, 60);
+    guard.sweep(1059, 60);
+    expect(forgotten).toEqual([]);
+    guard.sweep(1060, 60);
+    expect(forgotten).toEqual([['model', ['folded-away']]]);
+  });
 });
 
 describe('LabelGuard memory: raw spellings are cut to the byte limit and the cache is bounded', () => {

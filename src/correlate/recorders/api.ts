@@ -1,7 +1,7 @@
 /** Provider API calls: pre/post_api_request, api_request_error and the auxiliary variants. */
 import type { ApiCall, ApiKind, EventData, Usage } from '../../contract/events.js';
 import { exemplarOf } from '../../metrics/exemplars.js';
-import { UNKNOWN } from '../../metrics/labels.js';
+import { UNKNOWN, type OpenLabel } from '../../metrics/labels.js';
 import type { CounterHandle, Exemplar, Families, HistogramHandle } from '../../metrics/registry.js';
 import { compositeKey, GaugeTally, spanTable, type Collectable, type RecorderContext } from './context.js';
 import { PRICING_VALUES, costOf, type CallCost } from './pricing.js';
@@ -140,6 +140,15 @@ class HandleMap<K extends string, H> {
     }
     return handle;
   }
+
+  get size(): number {
+    return this.handles.size;
+  }
+
+  /** Drops the handles of `values` (guarded values the label guard forgot). */
+  forget(values: ReadonlySet<string>): void {
+    for (const value of values) this.handles.delete(value as K);
+  }
 }
 
 /**
@@ -231,12 +240,41 @@ class CallSeries {
   finishReason(reason: string): CounterHandle {
     return this.finishReasons.get(reason);
   }
+
+  /**
+   * Drops the handles keyed by values the label guard forgot, so the maps keyed by guarded
+   * values stay within their caps however long this call's series live.
+   */
+  forget(label: OpenLabel, values: ReadonlySet<string>): void {
+    if (label === 'finish_reason') this.finishReasons.forget(values);
+    if (label === 'reason') this.operationDurations.forget(values);
+  }
+
+  /** How many handles this call's series keeps (for tests). */
+  get handleCount(): number {
+    const fields = [this.prompt, this.contextUtilization, this.outputSpeed].filter((handle) => handle !== undefined).length;
+    const maps = [this.firstChunks, this.requestCounters, this.durations, this.tokenCounters, this.operationDurations, this.tokenUsages, this.costs, this.unpricedCalls, this.finishReasons];
+    return maps.reduce((total, map) => total + map.size, fields);
+  }
+}
+
+function deleteKeys(map: Map<string, unknown>, keys: ReadonlySet<string>): void {
+  for (const key of keys) map.delete(key);
+}
+
+/** Drops `models` under every provider, and every provider left without a model. */
+function forgetModels(byProvider: Map<string, Map<string, CallSeries>>, models: ReadonlySet<string>): void {
+  for (const [provider, byModel] of byProvider) {
+    deleteKeys(byModel, models);
+    if (byModel.size === 0) byProvider.delete(provider);
+  }
 }
 
 export class ApiRecorder implements Collectable {
   // Guarded (kind, provider, model) → its series, one Map level each: the guard hands back the
   // same strings every time, so finding a call's series builds no key. Bounded by the provider
-  // and model caps.
+  // and model caps: the entries of a provider or model the guard forgets leave (forget), so as
+  // series expire and new models are admitted the table holds only the values the caps hold.
   private readonly calls: Record<ApiKind, Map<string, Map<string, CallSeries>>> = { main: new Map(), auxiliary: new Map() };
   // Keyed by kind and api_request_id: retries reuse the id, and a post/error closes the open attempt.
   private readonly inFlight;
@@ -250,6 +288,19 @@ export class ApiRecorder implements Collectable {
     private readonly metrics: ApiMetrics,
   ) {
     this.inFlight = spanTable<OpenAttempt>(context, 'api', undefined, (attempt) => this.inFlightTally.closed(attempt));
+    context.labels.whenForgotten((label, values) => this.forget(label, values));
+  }
+
+  /** How many (kind, provider, model) series the recorder keeps (for tests: bounded by the caps). */
+  get callSeriesCount(): number {
+    return [...this.everyCall()].length;
+  }
+
+  /** How many handles the recorder keeps across its calls' series (for tests: bounded by the caps). */
+  get handleCount(): number {
+    let count = 0;
+    for (const call of this.everyCall()) count += call.handleCount;
+    return count;
   }
 
   started(call: ApiCall): void {
@@ -309,6 +360,26 @@ export class ApiRecorder implements Collectable {
     const verdict = retryVerdict(event);
     if (verdict === 'retried') this.metrics.apiRetries.inc({ kind, provider, model, reason });
     if (verdict === 'exhausted') this.metrics.apiRetriesExhausted.inc({ kind, provider, model, reason });
+  }
+
+  /**
+   * Drops what is kept for values the label guard forgot: the series of calls whose provider or
+   * model it was, or the handles keyed by it (finish and failover reasons). No live series carries
+   * the value any more, and its handles would only resolve again on their next write.
+   */
+  private forget(label: OpenLabel, values: ReadonlySet<string>): void {
+    if (label !== 'provider' && label !== 'model') {
+      for (const call of this.everyCall()) call.forget(label, values);
+      return;
+    }
+    for (const byProvider of Object.values(this.calls)) {
+      if (label === 'provider') deleteKeys(byProvider, values);
+      else forgetModels(byProvider, values);
+    }
+  }
+
+  private *everyCall(): Generator<CallSeries> {
+    for (const byProvider of Object.values(this.calls)) for (const byModel of byProvider.values()) yield* byModel.values();
   }
 
   /** Closes the open attempt (if its pre event was seen) and returns the call's series. */

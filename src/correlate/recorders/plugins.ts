@@ -52,7 +52,12 @@ function infoKey(labels: InfoLabels): string {
 export class PluginReportRecorder implements Collectable {
   // Re-inserted on each heartbeat, so iteration runs from the least recently heard instance.
   private readonly instances = new Map<string, InstanceReport>();
-  /** The label sets the last scrape reported, so one that went quiet is set back to 0. */
+  /**
+   * The label combinations the next scrape writes even with no live instance: those the last
+   * scrape reported and those heard since, so one whose instances went quiet or were evicted
+   * reads 0. Keyed by combination, not instance (instances are only in `instances`), so eviction
+   * leaves nothing here to clean up; rebuilt from the live instances at each scrape.
+   */
   private readonly reported = new Map<string, InfoLabels>();
 
   constructor(

@@ -131,3 +131,83 @@ describe('ApiRecorder', () => {
     expect(samples.get(series('hermes_api_requests_in_flight', { kind: 'auxiliary', provider: 'openrouter' }))).toBe(0);
   });
 });
+
+describe('ApiRecorder under series expiry', () => {
+  const TTL = 3600;
+  const modelCall = (model: string, kind: ApiCall['kind'] = 'main'): ApiCall => ({ kind, provider: 'openrouter', model, requestId: `r-${model}`, turnId: 't1' });
+  const requests = (model: string, kind = 'main') => series('hermes_api_requests_total', { kind, provider: 'openrouter', model, outcome: 'success' });
+
+  function expiring() {
+    const harness = recorderHarness({ seriesTtlSeconds: TTL });
+    const api = new ApiRecorder(harness.context, familiesFor(harness.metrics, API_FAMILIES));
+    const succeed = (model: string, kind: ApiCall['kind'] = 'main') => api.succeeded({ type: 'api_attempt_succeeded', call: modelCall(model, kind), durationSeconds: 1 }, START);
+    return { harness, api, succeed };
+  }
+
+  it('keeps only the series of models still live once the idle ones expired, and counts a returning model afresh', async () => {
+    const { harness, api, succeed } = expiring();
+    const idle = Array.from({ length: 10 }, (_, index) => `idle-${index}`);
+    for (const model of idle) succeed(model);
+    succeed('idle-0', 'auxiliary');
+    succeed('live');
+    expect(api.callSeriesCount).toBe(12);
+    // The first sweep starts every series' idle time; the second, a TTL later, removes the idle ones.
+    harness.expire();
+    harness.advance(TTL);
+    succeed('live');
+    harness.expire();
+    expect(api.callSeriesCount).toBe(1);
+    expect(harness.context.labels.admittedCount('model')).toBe(1);
+
+    succeed('idle-0');
+    succeed('idle-0');
+    succeed('live');
+    expect(api.callSeriesCount).toBe(2);
+    const samples = await harness.samples();
+    expect(samples.get(requests('idle-0'))).toBe(2);
+    expect(samples.get(requests('idle-0', 'auxiliary'))).toBeUndefined();
+    expect(samples.get(requests('idle-1'))).toBeUndefined();
+    expect(samples.get(requests('live'))).toBe(3);
+  });
+
+  it('drops the handles of finish and failover reasons the guard forgot, however long their model stays live', () => {
+    const { harness, api } = expiring();
+    const live = modelCall('live');
+    const succeed = (finishReason: string) => api.succeeded({ type: 'api_attempt_succeeded', call: live, durationSeconds: 1, finishReason }, START);
+    const fail = (reason: string) => api.failed({ type: 'api_attempt_failed', call: live, durationSeconds: 1, reason }, START);
+    succeed('stop');
+    fail('timeout');
+    const steady = api.handleCount;
+    for (let period = 0; period < 3; period += 1) {
+      for (let index = 0; index < 10; index += 1) {
+        succeed(`finish-${period}-${index}`);
+        fail(`reason-${period}-${index}`);
+      }
+      // One finish-reason counter and one operation-duration histogram per new reason.
+      expect(api.handleCount).toBe(steady + 20);
+      harness.expire();
+      harness.advance(TTL);
+      succeed('stop');
+      fail('timeout');
+      harness.expire();
+      expect(api.handleCount).toBe(steady);
+    }
+    expect(api.callSeriesCount).toBe(1);
+  });
+
+  it('stays within the model cap over many TTL periods of new models', () => {
+    const { harness, api, succeed } = expiring();
+    for (let period = 0; period < 5; period += 1) {
+      for (let index = 0; index < 256; index += 1) succeed(`model-${period}-${index}`);
+      // Each period's 256 models have labels of their own: the last period's gave theirs back.
+      expect(harness.context.labels.admittedCount('model')).toBe(256);
+      expect(api.callSeriesCount).toBe(256);
+      harness.expire();
+      harness.advance(TTL);
+      harness.expire();
+    }
+    expect(api.callSeriesCount).toBe(0);
+    succeed('model-after');
+    expect(api.callSeriesCount).toBe(1);
+  });
+});

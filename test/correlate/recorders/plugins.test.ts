@@ -7,14 +7,14 @@ import { recorderHarness } from '../../support/recorders.js';
 
 const INFO = { hermes_version: '0.21.0', plugin_version: '1.2.0', profile: 'default' };
 
-function heartbeat(refused: readonly { field: string; total: number }[] = []) {
+function heartbeat(refused: readonly { field: string; total: number }[] = [], profile = 'default') {
   return {
     type: 'plugin_heartbeat',
     intervalSeconds: 10,
     dropped: [],
     hermesVersion: '0.21.0',
     pluginVersion: '1.2.0',
-    profile: 'default',
+    profile,
     refused,
   } as const;
 }
@@ -57,5 +57,28 @@ describe('PluginReportRecorder', () => {
     plugins.collect();
     expect((await harness.samples()).get(series('hermes_plugin_info', INFO))).toBe(1);
     expect(harness.evictions).toEqual(['instance_reports']);
+  });
+
+  it('sets the combination of an evicted instance to 0, scraped before its eviction or not, and forgets its refused totals with it', async () => {
+    const { harness, plugins } = setup(1);
+    const info = (profile: string) => series('hermes_plugin_info', { ...INFO, profile });
+    const refused = series('hermes_plugin_values_refused_total', { field: 'model' });
+    plugins.heartbeat('a', heartbeat([{ field: 'model', total: 4 }], 'profile-a'));
+    plugins.collect();
+    expect((await harness.samples()).get(info('profile-a'))).toBe(1);
+    // 'b' evicts 'a' after a scrape; 'c' evicts 'b' before the next one.
+    plugins.heartbeat('b', heartbeat([], 'profile-b'));
+    plugins.heartbeat('c', heartbeat([], 'profile-c'));
+    plugins.collect();
+    let samples = await harness.samples();
+    expect([info('profile-a'), info('profile-b'), info('profile-c')].map((name) => samples.get(name))).toEqual([0, 0, 1]);
+    expect(harness.evictions).toEqual(['instance_reports', 'instance_reports']);
+    // 'a' returns as a new instance: its cumulative total counts whole, as a restart would.
+    plugins.heartbeat('a', heartbeat([{ field: 'model', total: 4 }], 'profile-a'));
+    plugins.collect();
+    samples = await harness.samples();
+    expect([info('profile-a'), info('profile-b'), info('profile-c')].map((name) => samples.get(name))).toEqual([1, 0, 0]);
+    expect(samples.get(refused)).toBe(8);
+    expect(harness.evictions).toEqual(['instance_reports', 'instance_reports', 'instance_reports']);
   });
 });
