@@ -97,6 +97,42 @@ describe('bucketKey against its definition', () => {
   });
 });
 
+describe('bucketKey through the per-cell table', () => {
+  /** The definition for a positive schema: frexp, then the first bound >= the fraction, by a linear scan. */
+  function referenceKey(value: number, schema: number): number {
+    const [fraction, exponent] = frexp(value);
+    const perOctave = 2 ** schema;
+    let index = 0;
+    while (index < perOctave && 2 ** (index / perOctave - 1) < fraction) index += 1;
+    return index + (exponent - 1) * perOctave;
+  }
+
+  const POSITIVE_SCHEMAS = [8, 7, 6, 5, 4, 3, 2, 1] as const;
+
+  it.each(POSITIVE_SCHEMAS)('agrees with the definition at, one ulp around and one cell around every bound of schema %i', (schema) => {
+    const perOctave = 2 ** schema;
+    const mismatches: string[] = [];
+    for (const octave of [-30, -1, 0, 1, 40]) {
+      for (let index = 0; index < perOctave; index += 1) {
+        const bound = 2 ** (index / perOctave + octave);
+        for (const value of [bound, adjacent(bound, 1), adjacent(bound, -1), bound * (1 + 2 ** -11), bound * (1 - 2 ** -11)]) {
+          if (bucketKey(value, schema) !== referenceKey(value, schema)) mismatches.push(`${value} at schema ${schema}`);
+        }
+      }
+    }
+    expect(mismatches).toEqual([]);
+  });
+
+  it('agrees with the definition for any normal or subnormal double at every positive schema', () => {
+    fc.assert(
+      fc.property(fc.double({ min: Number.MIN_VALUE, max: Number.MAX_VALUE, noNaN: true }), fc.constantFrom(...POSITIVE_SCHEMAS), (value, schema) => {
+        expect(bucketKey(value, schema)).toBe(referenceKey(value, schema));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
+
 describe('frexp', () => {
   it.each([
     [1, 0.5, 1],
