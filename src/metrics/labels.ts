@@ -238,7 +238,9 @@ export class LabelGuard implements LabelAdmission {
     const state = this.states[label];
     const bounded = this.bounded(label, raw);
     const known = state.resolved.get(bounded);
-    if (known !== undefined) return known;
+    // A released value keeps its cached spellings until the next sweep; a series made with one
+    // meanwhile would carry a value the cap no longer counts, so it is admitted (or folded) afresh.
+    if (known !== undefined && (state.released.size === 0 || !state.released.has(known))) return known;
     const value = this.resolve(label, state, bounded);
     if (value !== undefined) {
       state.resolved.set(bounded, value);

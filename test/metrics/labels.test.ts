@@ -102,13 +102,31 @@ describe('LabelGuard', () => {
     guard.retain('provider', guard.value('provider', 'p'));
     guard.release('model', 'a');
     guard.release('model', 'b');
-    // Admitted again before the sweep (a spelling not cached yet resolves afresh): live, not forgotten.
+    // Admitted again before the sweep: live, not forgotten.
     expect(guard.value('model', ' b ')).toBe('b');
     guard.retain('model', 'b');
     guard.sweep(1000, 60);
     expect(forgotten).toEqual([['model', ['a']]]);
     guard.sweep(2000, 60);
     expect(forgotten).toEqual([['model', ['a']]]);
+  });
+
+  it('never hands out a released value the cap no longer counts: between its release and the sweep it is admitted afresh, or folded', () => {
+    const { guard, folds } = guardWith({ model: { cap: 1 } });
+    guard.retain('model', guard.value('model', 'a'));
+    guard.release('model', 'a');
+    expect(guard.admittedCount('model')).toBe(0);
+    // Its spelling is still cached: a new series for it takes the free slot again.
+    expect(guard.value('model', 'a')).toBe('a');
+    expect(guard.admittedCount('model')).toBe(1);
+    guard.retain('model', 'a');
+    guard.release('model', 'a');
+    // Another value took the slot first: the released one folds, however it was cached.
+    expect(guard.value('model', 'b')).toBe('b');
+    guard.retain('model', 'b');
+    expect(guard.value('model', 'a')).toBe('other');
+    expect(guard.admittedCount('model')).toBe(1);
+    expect(folds).toEqual(['model']);
   });
 
   it('tells its listeners of a value admitted without a series once it has gone unused for the TTL', () => {
