@@ -1,5 +1,5 @@
 /**
- * Process lifecycle only (loaded by main.ts once the startup heap setting is in place): read the configuration, start both listeners, sweep on a timer, and on
+ * Process lifecycle only (loaded by main.ts once the startup footprint settings are in place): read the configuration, start both listeners, sweep on a timer, and on
  * SIGTERM/SIGINT stop accepting (503 + Retry-After), drain the queue, close the listeners and
  * exit 0.
  */
@@ -80,7 +80,11 @@ async function runSidecar(argv: readonly string[]): Promise<void> {
   );
 }
 
+/** The subcommands: one-off work with no idle footprint to keep, so V8 runs with its own settings from the start. */
+const SUBCOMMANDS: ReadonlySet<string | undefined> = new Set(['install-plugin', 'backfill']);
+
 async function main(argv: readonly string[]): Promise<number | undefined> {
+  if (SUBCOMMANDS.has(argv[0])) startupDone();
   if (argv[0] === 'install-plugin') {
     // Loaded only for the subcommand: a running sidecar never needs it (nor its YAML editing).
     const { defaultPluginSourceDir, runInstallPlugin } = await import('./cli/installPlugin.js');
