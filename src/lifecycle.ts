@@ -1,7 +1,7 @@
 /**
- * Process lifecycle only (loaded by main.ts once the startup footprint settings are in place): read the configuration, start both listeners, sweep on a timer, and on
- * SIGTERM/SIGINT stop accepting (503 + Retry-After), drain the queue, close the listeners and
- * exit 0.
+ * Process lifecycle only (loaded by main.ts once the startup footprint settings are in place):
+ * read the configuration, start both listeners, sweep on a timer, and on SIGTERM/SIGINT stop
+ * accepting (503 + Retry-After), drain the queue, close the listeners and exit 0.
  */
 import { startupDone } from './startupFootprint.js';
 import { createIngestServer, createSidecar, errorFields, webListenerLimits } from './app.js';

@@ -116,7 +116,7 @@ export class MemoryGuard {
     let over = this.exceeded(this.last, this.pressure ? RECOVER_FRACTION : 1);
     // The heap in use counts garbage until V8's next full GC, and under heavy ingest on a large
     // heap V8 lets hundreds of megabytes of it pile up before that: a sample over the limit is
-    // checked after a GC before any request is refused for it.
+    // checked after a GC (unless one ran within GC_INTERVAL_SECONDS) before anything is refused.
     if (over && !this.pressure && this.collectGarbage(now)) {
       this.last = this.options.probe();
       over = this.exceeded(this.last);
