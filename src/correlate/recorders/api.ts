@@ -253,7 +253,10 @@ class CallSeries {
   /** How many handles this call's series keeps (for tests). */
   get handleCount(): number {
     const fields = [this.prompt, this.contextUtilization, this.outputSpeed].filter((handle) => handle !== undefined).length;
-    const maps = [this.firstChunks, this.requestCounters, this.durations, this.tokenCounters, this.operationDurations, this.tokenUsages, this.costs, this.unpricedCalls, this.finishReasons];
+    const maps = [
+      this.firstChunks, this.requestCounters, this.durations, this.tokenCounters, this.operationDurations,
+      this.tokenUsages, this.costs, this.unpricedCalls, this.finishReasons,
+    ];
     return maps.reduce((total, map) => total + map.size, fields);
   }
 }
