@@ -80,12 +80,10 @@ async function runSidecar(argv: readonly string[]): Promise<void> {
   );
 }
 
-/** The subcommands: one-off work with no idle footprint to keep, so V8 runs with its own settings from the start. */
-const SUBCOMMANDS: ReadonlySet<string | undefined> = new Set(['install-plugin', 'backfill']);
-
 async function main(argv: readonly string[]): Promise<number | undefined> {
-  if (SUBCOMMANDS.has(argv[0])) startupDone();
+  // A subcommand is one-off work with no idle footprint to keep: V8's own settings from the start.
   if (argv[0] === 'install-plugin') {
+    startupDone();
     // Loaded only for the subcommand: a running sidecar never needs it (nor its YAML editing).
     const { defaultPluginSourceDir, runInstallPlugin } = await import('./cli/installPlugin.js');
     return runInstallPlugin(argv.slice(1), {
@@ -96,6 +94,7 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
     });
   }
   if (argv[0] === 'backfill') {
+    startupDone();
     // Loaded only for the subcommand, like install-plugin: it brings the SQLite binding.
     const { runBackfill } = await import('./cli/backfill/run.js');
     return runBackfill(argv.slice(1), {
