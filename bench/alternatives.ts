@@ -25,9 +25,10 @@ import type { Clock } from '../src/clock.js';
 import type { Config } from '../src/config.js';
 import { CATALOGUE, type Catalogue, type MetricKey } from '../src/catalogue.js';
 import type { MetricSpec } from '../src/metrics/declare.js';
-import type { CounterFamily, CounterHandle, GaugeFamily, HistogramFamily, HistogramHandle } from '../src/metrics/registry.js';
+import { familiesFor, type CounterFamily, type CounterHandle, type GaugeFamily, type HistogramFamily, type HistogramHandle } from '../src/metrics/registry.js';
 import type { Metrics } from '../src/catalogue.js';
 import { createEventPipeline } from '../src/correlate/assemble.js';
+import { LABEL_GUARD_FAMILIES, LabelGuard } from '../src/metrics/labels.js';
 import type { Dispatcher } from '../src/correlate/dispatcher.js';
 
 type Labels = Readonly<Record<string, string>>;
@@ -265,10 +266,15 @@ export interface PromClientPipeline extends Pipeline {
 
 const systemClock: Clock = () => Date.now() / 1000;
 
-/** The sidecar's event path (dispatcher, recorders, label guard, span tables) on any Metrics. */
+/**
+ * The sidecar's event path (dispatcher, recorders, span tables) on any Metrics, with a label guard
+ * of its own written to those Metrics: the sidecar's registry builds the same guard on its own
+ * storage (MetricsRegistry.labels), so both run the same wiring.
+ */
 export function createPipeline(config: Config, metrics: Metrics, clock: Clock = systemClock): Pipeline {
   let errors = 0;
-  const pipeline = createEventPipeline(config, metrics, clock, () => {
+  const labels = new LabelGuard(config.labels, familiesFor(metrics, LABEL_GUARD_FAMILIES), config.ingest.maxLabelValueBytes);
+  const pipeline = createEventPipeline(config, metrics, labels, clock, () => {
     errors += 1;
   });
   return { dispatcher: pipeline.dispatcher, applyErrors: () => errors, collect: () => pipeline.collect() };

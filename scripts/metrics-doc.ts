@@ -10,7 +10,7 @@ import { FED_BY, type Feed } from '../src/metrics/fedBy.js';
 import { declaringModules } from './declarers.js';
 import { historySection } from './history-doc.js';
 import { DEFAULT_LABEL_CAPS } from '../src/metrics/labels.js';
-import { expires } from '../src/metrics/registry.js';
+import { seriesExpiry as expiryOfSpec } from '../src/metrics/registry.js';
 import { BOUNDS, DEFAULT_STRING_LIMITS } from '../src/contract/bounds.js';
 import { MAX_EPOCHS, MAX_FORGOTTEN_RANGES, MAX_INTERVALS, MAX_OPEN_GAPS, MAX_PAST_BOOTS } from '../src/correlate/instances.js';
 
@@ -18,7 +18,7 @@ import { MAX_EPOCHS, MAX_FORGOTTEN_RANGES, MAX_INTERVALS, MAX_OPEN_GAPS, MAX_PAS
 /** docs/metrics.md, "Series expiry": the rule, the default and why, and the families that never expire. */
 function seriesExpiry(): string[] {
   const specs = Object.values(CATALOGUE as Record<string, MetricSpec>);
-  const computed = specs.filter((spec) => spec.scope === 'agent' && !expires(spec)).map((spec) => code(spec.name));
+  const computed = specs.filter((spec) => expiryOfSpec(spec) === 'idle at zero').map((spec) => code(spec.name));
   return [
     '## Series expiry',
     '',
@@ -33,11 +33,17 @@ function seriesExpiry(): string[] {
     '`increase()` handle, and nothing is undercounted because nothing was written in the gap. The',
     'sweep notes when a series\' version last moved, so a write costs no clock reading; a series expires',
     'between one TTL and one TTL plus a sweep interval after its last write. A value goes back to its',
-    'cap only after every series carrying it expired, that is after a TTL without any write of it;',
-    'a span opened before that and closed after it (at most `--correlator.span-ttl` later) writes its',
-    'series again under its value, outside the cap, so a cap can be exceeded by at most the spans open',
-    'across such a sweep. Values a recorder passes uncapped (the known exit reasons) hold no place in',
-    'the cap either way.',
+    'cap only after every series carrying it expired, that is after a TTL without any write of it.',
+    'The storage is the one owner of this: the label guard is built inside the registry, every series',
+    'holds a reference to each open value it carries, and a value no series carries leaves the cap at',
+    'the end of the sweep that removed its last series; nothing else keeps its own list of live values.',
+    'Values a recorder passes uncapped (the known exit reasons) hold no place in the cap either way.',
+    '',
+    `Gauges of what is open (${computed.join(', ')}) are written as spans and sessions open and close,`,
+    'and a series of theirs expires like any other once it has been at 0 for the TTL: nothing is open',
+    'under its labels, so removing it loses nothing, and its open label values (`provider`, `tool`,',
+    '`platform`, `role`) go back to their caps. A series above 0 stays, and so does its value in the cap,',
+    'for as long as something is open under it.',
     '',
     'Why a week: longer than a weekend or a holiday of idleness (a Monday does not start every counter',
     'from 0 again), and far longer than every range the shipped rules and dashboards query (1 h at',
@@ -45,13 +51,8 @@ function seriesExpiry(): string[] {
     'back end that bills active series (Grafana Cloud: 20 minutes after the last sample) stops billing',
     'a removed series 20 minutes after the sweep.',
     '',
-    'Never expired:',
-    '',
-    `- gauges computed from the sidecar's state at each scrape (${computed.join(', ')}): a removed one`,
-    '  would lose the count it carries. Their open label values (`provider`, `tool`, `platform`, `role`)',
-    '  therefore stay in their caps for as long as the series exist;',
-    '- delivery and self metrics: bounded by construction, and pre-initialised at 0 so `rate()` sees',
-    '  their first increment.',
+    'Never expired: delivery and self metrics, bounded by construction and pre-initialised at 0 so',
+    '`rate()` sees their first increment.',
     '',
     'Overflow series (open labels as `other`) expire like any other: they hold no slot of the cap, and',
     'an idle one would be exported, and billed, for nothing.',

@@ -20,7 +20,7 @@ import { INGESTOR_FAMILIES, Ingestor } from './ingest/ingestor.js';
 import { BODY_FAMILIES, InflightBudget } from './ingest/body.js';
 import { MEMORY_FAMILIES, MemoryGuard, processMemory, runtimeGc, type MemoryProbe } from './ingest/memory.js';
 import { IngestQueue } from './ingest/queue.js';
-import { eventLoopSlicer, runInSlices, type Slicer } from './slices.js';
+import { coalesced, eventLoopSlicer, runInSlices, stepsInTurn, type Slicer } from './slices.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Logger } from './log.js';
 import { VERSION } from './version.js';
@@ -82,6 +82,9 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
   const registry = createMetricsRegistry({
     buckets: config.buckets,
     maxAgentSeries: config.maxAgentSeries,
+    maxSeriesBytes: config.maxSeriesBytes,
+    labels: config.labels,
+    maxLabelValueBytes: config.ingest.maxLabelValueBytes,
     defaultMetrics: deps.defaultMetrics ?? true,
     semconv: config.semconv,
     nativeHistograms: config.nativeHistograms,
@@ -90,23 +93,15 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
   const exposition = createExposition(registry);
   const { metrics } = registry;
   const slicer = deps.slicer ?? eventLoopSlicer();
-  const pipeline = createEventPipeline(
-    config,
-    metrics,
-    clock,
-    (error) => logger.error({ code: 'apply_failed', ...errorFields(error) }, 'applying an event failed'),
-    slicer,
+  const pipeline = createEventPipeline(config, metrics, registry.labels, clock, (error) =>
+    logger.error({ code: 'apply_failed', ...errorFields(error) }, 'applying an event failed'),
   );
   const { dispatcher } = pipeline;
-  registry.admitLabels(pipeline.labels);
-  let sweeping: Promise<void> | undefined;
   // The state tables first (spans closed by their TTL write their series), then series expiry
   // as of the end of that sweep; a sweep asked for while one is under way is that sweep.
-  const sweep = (): Promise<void> =>
-    (sweeping ??= pipeline
-      .sweep()
-      .then(() => runInSlices(registry.expirySteps(clock()), slicer))
-      .finally(() => (sweeping = undefined)));
+  const sweep = coalesced(() =>
+    runInSlices(stepsInTurn([() => pipeline.sweepSteps(), () => registry.expirySteps(clock())]), slicer),
+  );
   const queue = new IngestQueue({ batches: config.ingest.queueCapacity, events: config.ingest.queueMaxEvents });
   const ingestor = new Ingestor(queue, dispatcher, familiesFor(metrics, INGESTOR_FAMILIES), slicer);
   const inflight = new InflightBudget(config.ingest.maxInflightBytes, familiesFor(metrics, BODY_FAMILIES));

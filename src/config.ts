@@ -19,6 +19,7 @@ import { DEFAULT_MAX_TABLE_BYTES } from './correlate/assemble.js';
 import type { ListenerSettings } from './net/listener.js';
 import { DEFAULT_BUCKETS, type BucketSets } from './metrics/declare.js';
 import { DEFAULT_BUCKET_FACTOR, DEFAULT_ZERO_THRESHOLD, MAX_NATIVE_BUCKETS, schemaForFactor, type NativeHistogramSettings } from './metrics/native.js';
+import { DEFAULT_MAX_SERIES_BYTES } from './metrics/seriesBudget.js';
 
 export { ConfigError } from './errors.js';
 export { parseListenAddress, type ListenAddress } from './configValues.js';
@@ -68,6 +69,7 @@ export const OPTIONS = [
   { flag: 'metrics.native-histogram-bucket-factor', kind: 'bucketFactor', default: DEFAULT_BUCKET_FACTOR, help: 'Growth factor from one native histogram bucket to the next, as client_golang\'s NativeHistogramBucketFactor: the schema used is the coarsest whose factor 2^(2^-schema) is no larger (1.1 gives schema 3, buckets 9% wide; 2 gives schema 0; at most schema 8, at least -4). Native buckets are sent in the protobuf exposition only, beside the classic ones.' },
   { flag: 'metrics.native-histogram-zero-threshold', kind: 'positiveNumber', default: DEFAULT_ZERO_THRESHOLD, help: 'Observations at or below this count in the native histograms\' zero bucket (default 2^-128, client_golang\'s). Positive, so Prometheus reads every histogram as native, even before its first observation.' },
   { flag: 'metrics.native-histogram-max-buckets', kind: 'nativeBuckets', default: MAX_NATIVE_BUCKETS, help: 'Most populated native buckets per histogram series (1 to 160); past it the series halves its resolution (schema minus 1) until it fits. 160, client_golang\'s recommendation and OpenTelemetry\'s default, spans a range of a million at schema 3; more only adds bytes to every sample.' },
+  { flag: 'metrics.max-series-bytes', kind: 'nonNegativeInt', default: DEFAULT_MAX_SERIES_BYTES, help: 'Byte budget of the live agent series (labels, numbers, classic and native buckets, cached renderings; hermes_sidecar_series_bytes); a new label set that would pass it folds into its overflow series like one past --metrics.max-series (hermes_sidecar_series_bytes_refused_total). 0 disables.' },
   { flag: 'metrics.series-ttl', kind: 'nonNegativeInt', default: 7 * 86_400, help: 'Seconds an agent series may go without a write before it is removed (hermes_sidecar_series_expired_total), giving its slot back to --metrics.max-series and its open label values back to their caps; gauges computed from state (in flight, active, pending) never expire. 0 keeps every series until restart. The default, a week, outlasts a weekend or holiday of idleness and every range the shipped rules and dashboards query.' },
   { flag: 'metrics.semconv', kind: 'boolean', default: 'false', help: 'Also export the OpenTelemetry GenAI families gen_ai_client_operation_duration_seconds and gen_ai_client_token_usage (true or false). Off by default: they repeat the API call data under a second set of names and spend the series budget.' },
   { flag: 'memory.limit-bytes', kind: 'nonNegativeInt', default: 512 * 1024 * 1024, help: 'Live memory (V8 heap used + Buffers) above which ingest answers 503 + Retry-After and /-/ready 503, until it is 10% below (0 disables).' },
@@ -129,6 +131,8 @@ export interface Config {
     readonly maxBytes: number;
   };
   readonly maxAgentSeries: number;
+  /** Byte budget of the live agent series; 0: none. */
+  readonly maxSeriesBytes: number;
   /** Seconds without a write after which an agent series is removed; 0: never. */
   readonly seriesTtlSeconds: number;
   /** Export the OpenTelemetry GenAI semantic-convention families too. */
@@ -349,6 +353,7 @@ export function loadConfig(inputs: ConfigInputs): Config {
       maxBytes: get('sequence.max-bytes'),
     },
     maxAgentSeries: get('metrics.max-series'),
+    maxSeriesBytes: get('metrics.max-series-bytes'),
     seriesTtlSeconds: get('metrics.series-ttl'),
     semconv: get('metrics.semconv'),
     nativeHistograms: {

@@ -67,3 +67,29 @@ export function applyInSlices(count: number, apply: (from: number, to: number) =
     return from < count;
   }, slicer);
 }
+
+/**
+ * One stepper over several parts, in order: each part's steps are built when its turn comes (so
+ * a part sweeps as of that moment) and run until they return false, then the next part's. The
+ * result returns false once the last part is done; every step it takes is one step of a part.
+ */
+export function stepsInTurn(parts: readonly (() => () => boolean)[]): () => boolean {
+  let index = 0;
+  let step: (() => boolean) | undefined;
+  return () => {
+    const part = parts[index];
+    if (part === undefined) return false;
+    step ??= part();
+    if (!step()) {
+      index += 1;
+      step = undefined;
+    }
+    return index < parts.length;
+  };
+}
+
+/** `run`, shared by every caller while one run is under way: asked for meanwhile, it is that run. */
+export function coalesced(run: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  return () => (running ??= run().finally(() => (running = undefined)));
+}

@@ -1,10 +1,11 @@
 /**
- * The event path assembled on any metrics library: label guard, recorders with their span tables,
- * plugin instances and the dispatcher, each given the families it declares. The sidecar builds it
- * on its own families; the benchmarks build the very same path on other metrics libraries to
+ * The event path assembled on any metrics library: recorders with their span tables, plugin
+ * instances and the dispatcher, each given the families it declares, and the label guard it is
+ * handed. The sidecar builds it on its own families and the guard its registry owns; the
+ * benchmarks build the very same path on other metrics libraries (with a guard of their own) to
  * compare them.
  */
-import { LABEL_GUARD_FAMILIES, LabelGuard, type LabelRules } from '../metrics/labels.js';
+import { LABEL_GUARD_FAMILIES, type LabelGuard } from '../metrics/labels.js';
 import { collectables, createRecorders, RECORDER_FAMILIES, type Sweepable } from './recorders/index.js';
 import { familiesFor, type Families } from '../metrics/registry.js';
 import { DISPATCHER_FAMILIES, Dispatcher } from './dispatcher.js';
@@ -14,7 +15,7 @@ import type { Clock } from '../clock.js';
 import { HeldClock } from './heldClock.js';
 import { DELIVERY_FAMILIES, DeliveryRecorder } from './recorders/delivery.js';
 import { PriceTable, type PriceEntry } from './recorders/pricing.js';
-import { eventLoopSlicer, runInSlices, type Slicer } from '../slices.js';
+import { stepsInTurn } from '../slices.js';
 import { VALUES, type ValueOf } from '../contract/vocabulary.js';
 import { counter, mergeDeclarations, type Declarations } from '../metrics/declare.js';
 import { STATE_VALUES } from './tables.js';
@@ -27,7 +28,11 @@ export const STATE_FAMILIES = {
     'Entries evicted from a full state table (too many entries, or too many bytes) before they expired, by table ({table}).'),
 } as const satisfies Declarations;
 
-/** Every family the event path writes: what createEventPipeline is handed. */
+/**
+ * Every family the event path writes: what createEventPipeline is handed. The label guard's
+ * counters are among them for a guard built on another library's families (the benchmarks); the
+ * sidecar's guard is its registry's (src/metrics/registry.ts).
+ */
 export const PIPELINE_FAMILIES = mergeDeclarations(
   RECORDER_FAMILIES,
   SPAN_FAMILIES,
@@ -43,20 +48,17 @@ export interface EventPipeline {
   readonly instances: PluginInstances;
   /** Counts webhook deliveries already applied, with the plugin's duplicate lines. */
   readonly delivery: DeliveryRecorder;
-  /** The cardinality guard of the open labels (the storage hands it the references of its series). */
-  readonly labels: LabelGuard;
   /**
-   * Runs every TTL sweep now, in slices that hand the event loop back between them; resolves once
-   * done. A sweep asked for while one is under way is that sweep.
+   * The steps of one TTL sweep of every state table, each table as of the moment its turn comes
+   * (the composition root runs them in slices, src/app.ts).
    */
-  sweep(): Promise<void>;
+  sweepSteps(): () => boolean;
   /** Sets the gauges computed from state (spans in flight, sessions, plugin instances): run before each scrape. */
   collect(): void;
 }
 
 /** The settings the event path is built from (a Config satisfies it). */
 export interface EventPipelineSettings {
-  readonly labels: LabelRules;
   readonly correlator: {
     readonly spanTtlSeconds: number;
     readonly sessionTtlSeconds: number;
@@ -73,8 +75,6 @@ export interface EventPipelineSettings {
   };
   /** The config file's price table (USD per million tokens per provider/model). */
   readonly prices?: readonly PriceEntry[];
-  /** The raw label-value limit the label guard cuts to (--ingest.max-label-value-bytes). */
-  readonly ingest?: { readonly maxLabelValueBytes?: number };
 }
 
 /**
@@ -95,12 +95,13 @@ export function tableBudgets(totalBytes: number): { readonly sessions: number; r
   return { sessions: Math.floor(totalBytes / 3), eachSpanTable: Math.floor((totalBytes * 2) / 15) };
 }
 
+/** `labels`: the label guard of the storage the metrics live in (MetricsRegistry.labels for the sidecar's own). */
 export function createEventPipeline(
   config: EventPipelineSettings,
   metrics: PipelineMetrics,
+  labels: LabelGuard,
   clock: Clock,
   onApplyError: (error: unknown) => void,
-  slicer: Slicer = eventLoopSlicer(),
 ): EventPipeline {
   const sweepables: Sweepable[] = [];
   const budgets = tableBudgets(config.correlator.maxTableBytes ?? DEFAULT_MAX_TABLE_BYTES);
@@ -126,7 +127,6 @@ export function createEventPipeline(
     onStale: (reason) => delivery.staleHeartbeat(reason),
     onFolded: (key) => delivery.folded(key),
   });
-  const labels = new LabelGuard(config.labels, familiesFor(metrics, LABEL_GUARD_FAMILIES), config.ingest?.maxLabelValueBytes);
   const recorders = createRecorders(
     {
       labels,
@@ -152,36 +152,15 @@ export function createEventPipeline(
     },
   });
   const gauges = collectables(recorders);
-  let sweeping: Promise<void> | undefined;
   return {
     dispatcher: new Dispatcher(recorders, instances, familiesFor(metrics, DISPATCHER_FAMILIES), held, onApplyError, valueRejected),
     instances,
     delivery,
-    labels,
-    sweep: () => {
-      sweeping ??= sweepInSlices(sweepables, slicer).finally(() => (sweeping = undefined));
-      return sweeping;
-    },
+    sweepSteps: () => stepsInTurn(sweepables.map((table) => () => table.sweepSteps())),
     collect: () => {
       instances.settleExpired();
       delivery.instancesSeen(instances.liveness());
       for (const recorder of gauges) recorder.collect();
     },
   };
-}
-
-/** Sweeps the tables one after the other, each as of the moment its turn comes. */
-function sweepInSlices(tables: readonly Sweepable[], slicer: Slicer): Promise<void> {
-  let index = 0;
-  let step: (() => boolean) | undefined;
-  return runInSlices(() => {
-    const table = tables[index];
-    if (table === undefined) return false;
-    step ??= table.sweepSteps();
-    if (!step()) {
-      index += 1;
-      step = undefined;
-    }
-    return index < tables.length;
-  }, slicer);
 }

@@ -6,7 +6,7 @@
  * new values fold into `other`, and each fold is counted.
  */
 import { counter, type Declarations } from './declare.js';
-import type { LabelAdmission } from './families.js';
+import type { LabelAdmission } from './seriesTable.js';
 
 export const UNKNOWN = 'unknown';
 export const OTHER = 'other';
@@ -196,18 +196,15 @@ export type LabelGuardMetrics = {
 const OPEN_LABEL_SET: ReadonlySet<string> = new Set(OPEN_LABELS);
 const isOpenLabel = (label: string): label is OpenLabel => OPEN_LABEL_SET.has(label);
 
-/** Told the values of `label` the guard has forgotten (LabelGuard.whenForgotten); `values` is only valid during the call. */
-export type ForgetListener = (label: OpenLabel, values: ReadonlySet<string>) => void;
-
 /**
- * Caps each open label at its first N distinct values. The storage tells it when a series
- * carrying a value is created or removed (LabelAdmission): a value no live series carries goes
- * back to the cap, so after series expire new values are admitted again, and never more than N
- * at once.
+ * Caps each open label at its first N distinct values. Built by the registry on its own storage
+ * (src/metrics/registry.ts), which tells it when a series carrying a value is created or removed
+ * (LabelAdmission): a value no live series carries goes back to the cap, so after series expire
+ * new values are admitted again, and never more than N at once.
  */
 export class LabelGuard implements LabelAdmission {
   private readonly states: Record<OpenLabel, GuardState>;
-  private readonly forgetListeners: ForgetListener[] = [];
+  private forgotten = 0;
 
   constructor(
     rules: LabelRules,
@@ -307,12 +304,12 @@ export class LabelGuard implements LabelAdmission {
   }
 
   /**
-   * Has `listener` told, at each sweep, of the values of each label the guard forgets: values no
-   * live series carries any more, so what a recorder keeps for them (series handles) may go, and
-   * a recorder's state keyed by guarded values stays within the caps however values come and go.
+   * Moves whenever the guard forgets values (at a sweep): what a caller keeps keyed by guarded
+   * values (a recorder's resolved series handles) is stale once it moved, and dropping it then
+   * keeps such a cache within the caps however values come and go.
    */
-  whenForgotten(listener: ForgetListener): void {
-    this.forgetListeners.push(listener);
+  get generation(): number {
+    return this.forgotten;
   }
 
   /** How many values of `label` the cap holds now. */
@@ -339,8 +336,8 @@ export class LabelGuard implements LabelAdmission {
       }
       if (state.released.size === 0) continue;
       state.resolved.forget(state.released);
-      for (const listener of this.forgetListeners) listener(label, state.released);
       state.released.clear();
+      this.forgotten += 1;
     }
   }
 }

@@ -27,19 +27,19 @@ import {
   CounterStorage,
   GaugeStorage,
   HistogramStorage,
-  ADMIT_ALL,
   SeriesBudget,
   type CounterHandle,
   type Exemplar,
+  type Expiry,
   type Family,
   type FamilyOptions,
   type FamilyView,
   type HistogramHandle,
-  type LabelAdmission,
 } from './families.js';
-import { OPEN_LABELS, OTHER } from './labels.js';
+import { DEFAULT_MAX_RAW_LABEL_BYTES, defaultLabelRules, LABEL_GUARD_FAMILIES, LabelGuard, OPEN_LABELS, OTHER, type LabelRules } from './labels.js';
 import { DEFAULT_NATIVE_SETTINGS, type NativeHistogramSettings } from './native.js';
 import { runtimeMetrics } from './runtime.js';
+import { stepsInTurn } from '../slices.js';
 
 export type { CounterHandle, Exemplar, FamilyView, HistogramHandle, HistogramSeries, ScalarSeries } from './families.js';
 
@@ -89,8 +89,14 @@ export const REGISTRY_FAMILIES = {
     'Live label sets across agent metrics (a histogram label set counts once).'),
   seriesLimit: gauge('hermes_sidecar_series_limit', {}, 'self',
     'The global cap on live label sets across agent metrics.'),
+  seriesBytes: gauge('hermes_sidecar_series_bytes', {}, 'self',
+    'Bytes charged for the live agent series (labels, numbers, classic and native buckets, one cached rendering per format family), against --metrics.max-series-bytes.'),
+  seriesBytesLimit: gauge('hermes_sidecar_series_bytes_limit', {}, 'self',
+    'The byte budget of live agent series (--metrics.max-series-bytes; 0: none).'),
   seriesOverflow: counter('hermes_sidecar_series_overflow_total', { metric: agentMetricNames }, 'self',
     'New label sets folded into their overflow series (open labels as "other") because the global series cap was reached.'),
+  seriesBytesRefused: counter('hermes_sidecar_series_bytes_refused_total', { metric: agentMetricNames }, 'self',
+    'New label sets refused a series of their own because it would have taken the live agent series past --metrics.max-series-bytes; each is then written to its overflow series (counted in hermes_sidecar_series_overflow_total).'),
   seriesExpired: counter('hermes_sidecar_series_expired_total', { metric: agentMetricNames }, 'self',
     'Agent series removed because nothing wrote them for --metrics.series-ttl; each gave its slot back to the series cap and its open label values back to their label caps.'),
   invalidValues: counter('hermes_sidecar_invalid_values_total', {}, 'self',
@@ -114,19 +120,22 @@ export function initialLabelSets(spec: MetricSpec, catalogue: readonly MetricSpe
 
 export interface MetricsRegistry<M = unknown> {
   readonly metrics: M;
+  /**
+   * The cardinality guard of the open labels, built on this registry: the storage hands it the
+   * references of its series, and its sweep is the last step of each expiry sweep.
+   */
+  readonly labels: LabelGuard;
   /** Live series across agent-scope families. */
   agentSeries(): number;
+  /** Bytes charged for the live agent series (src/metrics/seriesBudget.ts). */
+  seriesBytes(): number;
   /** Every exported family, catalogue order first, then the runtime metrics; rejects when one cannot be read. */
   collect(): Promise<readonly FamilyView[]>;
   /**
-   * Where the references of series to guarded label values go (the label guard): set once, when
-   * the guard is built on this registry's families. Until then every value is admitted.
-   */
-  admitLabels(admission: LabelAdmission): void;
-  /**
    * The steps of one expiry sweep at `now` (epoch seconds): series of expiring families not
-   * written for the series TTL leave, then the guard forgets what they released. Each step is
-   * bounded (at most one chunk of one family); nothing to do when the TTL is 0.
+   * written for the series TTL leave (computed gauges once at 0), then the guard forgets what
+   * they released. Each step is bounded (at most one chunk of one family); nothing to do when the
+   * TTL is 0.
    */
   expirySteps(now: number): () => boolean;
 }
@@ -135,6 +144,12 @@ export interface RegistryOptions {
   readonly buckets: BucketSets;
   /** Global cap on live label sets across agent metrics. */
   readonly maxAgentSeries: number;
+  /** Byte budget of the live agent series (--metrics.max-series-bytes); 0 or absent: none. */
+  readonly maxSeriesBytes?: number;
+  /** The label guard's rules (caps, allow-lists, rewrites); the default caps when absent. */
+  readonly labels?: LabelRules;
+  /** The raw label-value limit the label guard cuts to (--ingest.max-label-value-bytes). */
+  readonly maxLabelValueBytes?: number;
   /** Adds prom-client's process_* and nodejs_* metrics (off in unit tests that compare text). */
   readonly defaultMetrics: boolean;
   /** Exports the OpenTelemetry GenAI families (catalogue entries with `optIn: 'semconv'`). */
@@ -145,50 +160,13 @@ export interface RegistryOptions {
   readonly seriesTtlSeconds?: number;
 }
 
-/** Whether the series of a family leave once idle for the series TTL: agent families written by events. */
-export const expires = (spec: MetricSpec): boolean => spec.scope === 'agent' && spec.computed !== true;
-
-/** The label guard as the storage sees it, known once the guard is built on the storage's families. */
-class DeferredAdmission implements LabelAdmission {
-  private target: LabelAdmission = ADMIT_ALL;
-
-  constructor(private readonly ttlSeconds: number) {}
-
-  attach(target: LabelAdmission): void {
-    this.target = target;
-  }
-
-  retain(label: string, value: string): void {
-    return this.target.retain(label, value);
-  }
-
-  release(label: string, value: string): void {
-    this.target.release(label, value);
-  }
-
-  sweep(now: number): void {
-    this.target.sweep?.(now, this.ttlSeconds);
-  }
-}
-
-/** Runs the expiry steps of every family in turn, then the guard's sweep as one last step. */
-function expiryOf(families: readonly Family[], ttlSeconds: number, admission: DeferredAdmission, now: number): () => boolean {
-  let index = 0;
-  let step: (() => boolean) | undefined;
-  return () => {
-    if (ttlSeconds <= 0) return false;
-    const family = families[index];
-    if (family === undefined) {
-      admission.sweep(now);
-      return false;
-    }
-    step ??= family.expirySteps(now, ttlSeconds);
-    if (!step()) {
-      index += 1;
-      step = undefined;
-    }
-    return true;
-  };
+/**
+ * Which series of a family leave once idle for the series TTL: agent families written by events,
+ * any; computed gauges (open spans, active sessions), those at 0.
+ */
+export function seriesExpiry(spec: MetricSpec): Expiry {
+  if (spec.scope !== 'agent') return 'never';
+  return spec.computed === true ? 'idle at zero' : 'idle';
 }
 
 function storageFor(spec: MetricSpec, options: FamilyOptions, buckets: BucketSets, native: NativeHistogramSettings): Family {
@@ -216,14 +194,19 @@ function checkCatalogue(specs: readonly MetricSpec[], openLabels: ReadonlySet<st
  * Builds the storage of every family of `catalogue` (the composition root's, src/catalogue.ts),
  * which must include the registry's own declarations.
  */
-export function createRegistry<D extends Declarations & typeof REGISTRY_FAMILIES>(
+export function createRegistry<D extends Declarations & typeof REGISTRY_FAMILIES & typeof LABEL_GUARD_FAMILIES>(
   catalogue: D,
   options: RegistryOptions,
 ): MetricsRegistry<Families<D>> {
   const families = new Map<string, Family>();
-  const budget = new SeriesBudget(options.maxAgentSeries);
+  const budget = new SeriesBudget(options.maxAgentSeries, options.maxSeriesBytes ?? 0);
   const ttlSeconds = options.seriesTtlSeconds ?? 0;
-  const admission = new DeferredAdmission(ttlSeconds);
+  // Built before any family, on counters bound below before any write can happen.
+  const labels = new LabelGuard(options.labels ?? defaultLabelRules(), {
+    labelOverflow: { inc: (labelSet) => guardCounters.labelOverflow.inc(labelSet) },
+    labelValuesCut: { inc: (labelSet) => guardCounters.labelValuesCut.inc(labelSet) },
+    labelCacheEvictions: { inc: (labelSet) => guardCounters.labelCacheEvictions.inc(labelSet) },
+  }, options.maxLabelValueBytes ?? DEFAULT_MAX_RAW_LABEL_BYTES);
   const openLabels: ReadonlySet<string> = new Set(OPEN_LABELS);
   const specs: readonly MetricSpec[] = Object.values(catalogue);
   checkCatalogue(specs, openLabels);
@@ -241,9 +224,10 @@ export function createRegistry<D extends Declarations & typeof REGISTRY_FAMILIES
         // Bound below, before any write can happen.
         onFold: () => own.seriesOverflow.inc({ metric: spec.name }),
         onInvalid: () => own.invalidValues.inc({}),
+        onBytesRefused: () => own.seriesBytesRefused.inc({ metric: spec.name }),
         onNativeHalvings: (halvings) => own.nativeHalvings.inc({}, halvings),
-        expires: expires(spec),
-        admission,
+        expiry: seriesExpiry(spec),
+        admission: labels,
         onExpire: () => own.seriesExpired.inc({ metric: spec.name }),
       },
       options.buckets,
@@ -264,17 +248,29 @@ export function createRegistry<D extends Declarations & typeof REGISTRY_FAMILIES
   // here.
   const metrics = Object.fromEntries(typed) as Families<D>;
   const own = familiesFor(Object.fromEntries(typed) as Families<typeof REGISTRY_FAMILIES>, REGISTRY_FAMILIES);
+  const guardCounters = familiesFor(Object.fromEntries(typed) as Families<typeof LABEL_GUARD_FAMILIES>, LABEL_GUARD_FAMILIES);
   own.seriesLimit.set({}, options.maxAgentSeries);
+  own.seriesBytesLimit.set({}, options.maxSeriesBytes ?? 0);
 
-  const expiring = exported.filter((family) => expires(family.spec));
+  const expiring = exported.filter((family) => seriesExpiry(family.spec) !== 'never');
 
   return {
     metrics,
+    labels,
     agentSeries,
-    admitLabels: (guard) => admission.attach(guard),
-    expirySteps: (now) => expiryOf(expiring, ttlSeconds, admission, now),
+    seriesBytes: () => budget.bytes,
+    expirySteps: (now) => {
+      if (ttlSeconds <= 0) return () => false;
+      const families = expiring.map((family) => () => family.expirySteps(now, ttlSeconds));
+      const guardSweep = () => () => {
+        labels.sweep(now, ttlSeconds);
+        return false;
+      };
+      return stepsInTurn([...families, guardSweep]);
+    },
     collect: async () => {
       own.liveSeries.set({}, agentSeries());
+      own.seriesBytes.set({}, budget.bytes);
       if (runtime === undefined) return exported;
       return [...exported, ...(await runtime.collect())];
     },

@@ -47,7 +47,7 @@ describe('Ingestor with a recorder that throws', () => {
       toolCalls: { ...registry.metrics.toolCalls, inc: () => { throw new Error('recorder bug'); } },
     };
     const failures: unknown[] = [];
-    const pipeline = createEventPipeline(config, metrics, () => 1000, (error) => failures.push(error));
+    const pipeline = createEventPipeline(config, metrics, registry.labels, () => 1000, (error) => failures.push(error));
     const ingestor = new Ingestor(new IngestQueue({ batches: 4, events: 100_000 }), pipeline.dispatcher, familiesFor(metrics, INGESTOR_FAMILIES));
     const events = [
       { event: 'post_tool_call', tool_name: 't', status: 'ok' },

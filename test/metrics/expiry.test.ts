@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { createMetricsRegistry } from '../../src/catalogue.js';
 import { createExposition, renderText } from '../../src/exposition/exposition.js';
 import { DEFAULT_BUCKETS, type MetricSpec } from '../../src/metrics/declare.js';
-import { defaultLabelRules, LABEL_GUARD_FAMILIES, LabelGuard, type LabelRules } from '../../src/metrics/labels.js';
-import { expires, familiesFor } from '../../src/metrics/registry.js';
+import { defaultLabelRules, type LabelRules } from '../../src/metrics/labels.js';
+import { familiesFor, seriesExpiry } from '../../src/metrics/registry.js';
 import { CATALOGUE } from '../../src/catalogue.js';
 import { parseSamples, series } from '../support/exposition.js';
 import { recorderHarness } from '../support/recorders.js';
@@ -25,6 +25,13 @@ interface Options {
   readonly caps?: Partial<Record<keyof LabelRules, number>>;
 }
 
+/** The default label rules with these caps. */
+function rulesWith(caps: Options['caps']): LabelRules {
+  return Object.fromEntries(
+    Object.entries(defaultLabelRules()).map(([label, rule]) => [label, { ...rule, cap: caps?.[label as keyof LabelRules] ?? rule.cap }]),
+  ) as unknown as LabelRules;
+}
+
 /** A registry with its label guard and a clock the test moves. */
 function setup(options: Options = {}) {
   const registry = createMetricsRegistry({
@@ -32,13 +39,9 @@ function setup(options: Options = {}) {
     maxAgentSeries: options.maxSeries ?? 10_000,
     defaultMetrics: false,
     seriesTtlSeconds: options.ttl ?? TTL,
+    labels: rulesWith(options.caps),
   });
-  const defaults = defaultLabelRules();
-  const rules = Object.fromEntries(
-    Object.entries(defaults).map(([label, rule]) => [label, { ...rule, cap: options.caps?.[label as keyof LabelRules] ?? rule.cap }]),
-  ) as unknown as LabelRules;
-  const guard = new LabelGuard(rules, familiesFor(registry.metrics, LABEL_GUARD_FAMILIES));
-  registry.admitLabels(guard);
+  const guard = registry.labels;
   const exposition = createExposition(registry);
   let now = START;
   const { metrics } = registry;
@@ -152,7 +155,7 @@ describe('series expiry', () => {
     expect(samples.get(expired('hermes_tokens_total'))).toBe(3);
   });
 
-  it('never expires computed gauges, and their label values stay in the cap', async () => {
+  it('keeps a gauge of open spans while it is above 0, and its label value in the cap', async () => {
     const t = setup({ caps: { tool: 1 } });
     const tool = t.guard.value('tool', 'shell');
     t.metrics.toolCallsInFlight.inc({ tool }, 2);
@@ -168,9 +171,29 @@ describe('series expiry', () => {
     expect(t.guard.value('tool', 'browser')).toBe('other');
   });
 
-  it('declares every agent gauge set from state as computed, and only those escape expiry', () => {
+  it('removes a gauge of open spans once it has been at 0 for the TTL, and its label value leaves the cap', async () => {
+    const t = setup({ caps: { tool: 1 } });
+    const tool = t.guard.value('tool', 'shell');
+    t.metrics.toolCallsInFlight.inc({ tool });
+    t.sweep();
+    t.advance(TTL - 1);
+    t.metrics.toolCallsInFlight.dec({ tool });
+    t.sweep();
+    t.advance(TTL - 1);
+    t.sweep();
+    // At 0, but not yet for a whole TTL.
+    expect((await t.samples()).get(series('hermes_tool_calls_in_flight', { tool: 'shell' }))).toBe(0);
+    t.advance(1);
+    t.sweep();
+    const samples = await t.samples();
+    expect(samples.get(series('hermes_tool_calls_in_flight', { tool: 'shell' }))).toBeUndefined();
+    expect(samples.get(expired('hermes_tool_calls_in_flight'))).toBe(1);
+    expect(t.guard.value('tool', 'browser')).toBe('browser');
+  });
+
+  it('declares every agent gauge set from state as computed, and only those wait for 0 to expire', () => {
     const kept = Object.values(CATALOGUE)
-      .filter((spec) => spec.scope === 'agent' && !expires(spec))
+      .filter((spec) => seriesExpiry(spec) === 'idle at zero')
       .map((spec) => spec.name)
       .sort();
     expect(kept).toEqual([
@@ -308,7 +331,7 @@ describe('series expiry', () => {
     expect(samples.get(tokenSeries('m0'))).toBe(steps);
     expect(samples.get(expired('hermes_tokens_total'))).toBe(256 * 5 - 1);
     // 1280 series take three steps of 512, besides one step per other expiring family.
-    const expiringFamilies = (Object.values(CATALOGUE) as MetricSpec[]).filter((spec) => expires(spec) && spec.optIn === undefined).length;
+    const expiringFamilies = (Object.values(CATALOGUE) as MetricSpec[]).filter((spec) => seriesExpiry(spec) !== 'never' && spec.optIn === undefined).length;
     expect(steps).toBe(expiringFamilies + 2 + 1);
   });
 });

@@ -147,6 +147,15 @@ describe('HistogramStorage', () => {
 describe('SeriesBudget', () => {
   it('grants exactly its limit', () => {
     const budget = new SeriesBudget(2);
-    expect([budget.take(), budget.take(), budget.take()]).toEqual([true, true, false]);
+    expect([budget.take(10), budget.take(10), budget.take(10)]).toEqual(['taken', 'taken', 'series']);
+  });
+
+  it('refuses a slot that would pass its byte budget, and takes bytes back with a slot', () => {
+    const budget = new SeriesBudget(10, 100);
+    expect([budget.take(60), budget.take(50), budget.take(40)]).toEqual(['taken', 'bytes', 'taken']);
+    expect([budget.spent, budget.bytes]).toEqual([2, 100]);
+    budget.give(60, true);
+    budget.charge(5);
+    expect([budget.spent, budget.bytes]).toEqual([1, 45]);
   });
 });

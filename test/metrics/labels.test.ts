@@ -94,10 +94,8 @@ describe('LabelGuard', () => {
     expect(folds).toEqual(['model']);
   });
 
-  it('tells its listeners, at each sweep, the values of each label it forgot, and only those', () => {
+  it('forgets, at each sweep, the released values of each label and only those, and moves its generation when it did', () => {
     const { guard } = guardWith();
-    const forgotten: [string, string[]][] = [];
-    guard.whenForgotten((label, values) => forgotten.push([label, [...values]]));
     for (const model of ['a', 'b', 'c']) guard.retain('model', guard.value('model', model));
     guard.retain('provider', guard.value('provider', 'p'));
     guard.release('model', 'a');
@@ -105,10 +103,13 @@ describe('LabelGuard', () => {
     // Admitted again before the sweep: live, not forgotten.
     expect(guard.value('model', ' b ')).toBe('b');
     guard.retain('model', 'b');
+    const before = guard.generation;
     guard.sweep(1000, 60);
-    expect(forgotten).toEqual([['model', ['a']]]);
+    expect(guard.generation).toBe(before + 1);
+    expect([...guard.cachedSpellings('model')].sort()).toEqual([' b ', 'b', 'c']);
+    expect(guard.admittedCount('model')).toBe(2);
     guard.sweep(2000, 60);
-    expect(forgotten).toEqual([['model', ['a']]]);
+    expect(guard.generation).toBe(before + 1);
   });
 
   it('never hands out a released value the cap no longer counts: between its release and the sweep it is admitted afresh, or folded', () => {
@@ -129,16 +130,18 @@ describe('LabelGuard', () => {
     expect(folds).toEqual(['model']);
   });
 
-  it('tells its listeners of a value admitted without a series once it has gone unused for the TTL', () => {
+  it('forgets a value admitted without a series once it has gone unused for the TTL', () => {
     const { guard } = guardWith();
-    const forgotten: [string, string[]][] = [];
-    guard.whenForgotten((label, values) => forgotten.push([label, [...values]]));
     expect(guard.value('model', 'folded-away')).toBe('folded-away');
+    const before = guard.generation;
     guard.sweep(1000, 60);
     guard.sweep(1059, 60);
-    expect(forgotten).toEqual([]);
+    expect(guard.admittedCount('model')).toBe(1);
+    expect(guard.generation).toBe(before);
     guard.sweep(1060, 60);
-    expect(forgotten).toEqual([['model', ['folded-away']]]);
+    expect(guard.admittedCount('model')).toBe(0);
+    expect(guard.cachedSpellings('model')).toEqual([]);
+    expect(guard.generation).toBe(before + 1);
   });
 });
 

@@ -8,7 +8,7 @@ import { SPAN_FAMILIES } from '../../src/correlate/recorders/context.js';
 import { PriceTable, type PriceEntry } from '../../src/correlate/recorders/pricing.js';
 import { createExposition, renderText } from '../../src/exposition/exposition.js';
 import { DEFAULT_BUCKETS } from '../../src/metrics/declare.js';
-import { defaultLabelRules, LABEL_GUARD_FAMILIES, LabelGuard, type LabelRules } from '../../src/metrics/labels.js';
+import type { LabelRules } from '../../src/metrics/labels.js';
 import { familiesFor } from '../../src/metrics/registry.js';
 import { parseSamples, type Samples } from './exposition.js';
 
@@ -47,9 +47,9 @@ export function recorderHarness(options: HarnessOptions = {}): RecorderHarness {
     maxAgentSeries: 10_000,
     defaultMetrics: false,
     seriesTtlSeconds: options.seriesTtlSeconds ?? 0,
+    labels: options.labelRules,
   });
-  const labels = new LabelGuard(options.labelRules ?? defaultLabelRules(), familiesFor(registry.metrics, LABEL_GUARD_FAMILIES));
-  registry.admitLabels(labels);
+  const { labels } = registry;
   const exposition = createExposition(registry);
   let now = START;
   const evictions: string[] = [];

@@ -1,9 +1,9 @@
 /** Provider API calls: pre/post_api_request, api_request_error and the auxiliary variants. */
 import type { ApiCall, ApiKind, EventData, Usage } from '../../contract/events.js';
 import { exemplarOf } from '../../metrics/exemplars.js';
-import { UNKNOWN, type OpenLabel } from '../../metrics/labels.js';
+import { UNKNOWN } from '../../metrics/labels.js';
 import type { CounterHandle, Exemplar, Families, HistogramHandle } from '../../metrics/registry.js';
-import { compositeKey, GaugeTally, spanTable, type Collectable, type RecorderContext } from './context.js';
+import { compositeKey, spanTable, type RecorderContext } from './context.js';
 import { PRICING_VALUES, costOf, type CallCost } from './pricing.js';
 import { VALUES, type ValueOf } from '../../contract/vocabulary.js';
 import { OPEN, counter, gauge, histogram, type Declarations } from '../../metrics/declare.js';
@@ -88,6 +88,10 @@ interface CallLabels {
 }
 
 type OpenAttempt = { readonly kind: ApiKind; readonly provider: string };
+type Outcome = 'success' | 'error';
+type GenAiTokenType = (typeof API_VALUES)['gen_ai_token_type'][number];
+type Pricing = (typeof PRICING_VALUES)['pricing'][number];
+type UnpricedReason = (typeof PRICING_VALUES)['unpriced_reason'][number];
 
 const TOKEN_TYPES: readonly [keyof Usage, ValueOf<'token_type'>][] = [
   ['input', 'input'],
@@ -126,81 +130,53 @@ function retryVerdict(event: Failed): 'retried' | 'exhausted' | undefined {
   return undefined;
 }
 
-/** Handles keyed by one guarded label value, created on first use: bounded by that label's cap. */
-class HandleMap<K extends string, H> {
-  private readonly handles = new Map<K, H>();
-
-  constructor(private readonly create: (value: K) => H) {}
-
-  get(value: K): H {
-    let handle = this.handles.get(value);
-    if (handle === undefined) {
-      handle = this.create(value);
-      this.handles.set(value, handle);
-    }
-    return handle;
+/** The handle of `key` in `handles`, created on first use; keys are closed values, so each map is bounded by its set. */
+function handleOf<K extends string, H>(handles: Map<K, H>, key: K, create: (key: K) => H): H {
+  let handle = handles.get(key);
+  if (handle === undefined) {
+    handle = create(key);
+    handles.set(key, handle);
   }
-
-  get size(): number {
-    return this.handles.size;
-  }
-
-  /** Drops the handles of `values` (guarded values the label guard forgot). */
-  forget(values: ReadonlySet<string>): void {
-    for (const value of values) this.handles.delete(value as K);
-  }
+  return handle;
 }
 
 /**
  * The hot series of one (kind, provider, model), resolved on first use and kept: a successful
  * call writes up to ten of them, and resolving each from labels every time was the largest cost
  * of ingest after JSON.parse (bench/RESULTS.md, Profile). The unlabelled ones are fields, the
- * others a map per label keyed by the value itself, so a write builds no key string. Created
- * lazily, so a series appears only once it has a value.
+ * others a map per closed label keyed by the value itself, so a write builds no key string; labels
+ * with guarded values (finish and failover reasons) are written by label object instead, so no
+ * handle here is keyed by a value the label guard may forget. Created lazily, so a series appears
+ * only once it has a value. A handle follows its series across expiry itself (the series table's
+ * generation, src/metrics/seriesTable.ts).
  */
 class CallSeries {
   private prompt: HistogramHandle | undefined;
   private contextUtilization: HistogramHandle | undefined;
   private outputSpeed: HistogramHandle | undefined;
-  private readonly firstChunks = new HandleMap((outcome: 'success' | 'error') => this.metrics.apiTimeToFirstChunk.handle({ ...this.labels, outcome }));
-  private readonly requestCounters = new HandleMap((outcome: 'success' | 'error') => this.metrics.apiRequests.handle({ ...this.labels, outcome }));
-  private readonly durations = new HandleMap((outcome: 'success' | 'error') => this.metrics.apiRequestDuration.handle({ ...this.labels, outcome }));
-  private readonly tokenCounters = new HandleMap((tokenType: ValueOf<'token_type'>) => this.metrics.tokens.handle({ ...this.labels, token_type: tokenType }));
-  private readonly operationDurations = new HandleMap((errorType: string) =>
-    this.metrics.genAiOperationDuration.handle({
-      gen_ai_operation_name: 'chat',
-      gen_ai_provider_name: this.labels.provider,
-      gen_ai_request_model: this.labels.model,
-      error_type: errorType,
-    }),
-  );
-  private readonly tokenUsages = new HandleMap((tokenType: (typeof API_VALUES)['gen_ai_token_type'][number]) =>
-    this.metrics.genAiTokenUsage.handle({
-      gen_ai_operation_name: 'chat',
-      gen_ai_provider_name: this.labels.provider,
-      gen_ai_request_model: this.labels.model,
-      gen_ai_token_type: tokenType,
-    }),
-  );
-  private readonly costs = new HandleMap((pricing: (typeof PRICING_VALUES)['pricing'][number]) => this.metrics.costUsd.handle({ ...this.labels, pricing }));
-  private readonly unpricedCalls = new HandleMap((reason: (typeof PRICING_VALUES)['unpriced_reason'][number]) => this.metrics.costUnpriced.handle({ ...this.labels, reason }));
-  private readonly finishReasons = new HandleMap((reason: string) => this.metrics.apiFinishReasons.handle({ ...this.labels, finish_reason: reason }));
+  private readonly firstChunks = new Map<Outcome, HistogramHandle>();
+  private readonly requestCounters = new Map<Outcome, CounterHandle>();
+  private readonly durations = new Map<Outcome, HistogramHandle>();
+  private readonly tokenCounters = new Map<ValueOf<'token_type'>, CounterHandle>();
+  private readonly tokenUsages = new Map<GenAiTokenType, HistogramHandle>();
+  private readonly costs = new Map<Pricing, CounterHandle>();
+  private readonly unpricedCalls = new Map<UnpricedReason, CounterHandle>();
 
   constructor(
     private readonly metrics: ApiMetrics,
     readonly labels: CallLabels,
   ) {}
 
-  requests(outcome: 'success' | 'error'): CounterHandle {
-    return this.requestCounters.get(outcome);
+  requests(outcome: Outcome): CounterHandle {
+    return handleOf(this.requestCounters, outcome, () => this.metrics.apiRequests.handle({ ...this.labels, outcome }));
   }
 
-  duration(outcome: 'success' | 'error'): HistogramHandle {
-    return this.durations.get(outcome);
+  duration(outcome: Outcome): HistogramHandle {
+    return handleOf(this.durations, outcome, () => this.metrics.apiRequestDuration.handle({ ...this.labels, outcome }));
   }
 
-  timeToFirstChunk(outcome: 'success' | 'error'): HistogramHandle {
-    return this.firstChunks.get(outcome);
+  timeToFirstChunk(outcome: Outcome): HistogramHandle {
+    return handleOf(this.firstChunks, outcome, () => this.metrics.apiTimeToFirstChunk.handle({ ...this.labels, outcome }));
   }
 
   contextUse(): HistogramHandle {
@@ -216,82 +192,69 @@ class CallSeries {
   }
 
   tokens(tokenType: ValueOf<'token_type'>): CounterHandle {
-    return this.tokenCounters.get(tokenType);
+    return handleOf(this.tokenCounters, tokenType, () => this.metrics.tokens.handle({ ...this.labels, token_type: tokenType }));
   }
 
-  /** OpenTelemetry's operation duration; `errorType` is a guarded reason ('' on success), so this map is bounded. */
-  operationDuration(errorType: string): HistogramHandle {
-    return this.operationDurations.get(errorType);
+  tokenUsage(tokenType: GenAiTokenType): HistogramHandle {
+    return handleOf(this.tokenUsages, tokenType, () =>
+      this.metrics.genAiTokenUsage.handle({
+        gen_ai_operation_name: 'chat',
+        gen_ai_provider_name: this.labels.provider,
+        gen_ai_request_model: this.labels.model,
+        gen_ai_token_type: tokenType,
+      }),
+    );
   }
 
-  tokenUsage(tokenType: (typeof API_VALUES)['gen_ai_token_type'][number]): HistogramHandle {
-    return this.tokenUsages.get(tokenType);
+  cost(pricing: Pricing): CounterHandle {
+    return handleOf(this.costs, pricing, () => this.metrics.costUsd.handle({ ...this.labels, pricing }));
   }
 
-  cost(pricing: (typeof PRICING_VALUES)['pricing'][number]): CounterHandle {
-    return this.costs.get(pricing);
+  unpriced(reason: UnpricedReason): CounterHandle {
+    return handleOf(this.unpricedCalls, reason, () => this.metrics.costUnpriced.handle({ ...this.labels, reason }));
   }
 
-  unpriced(reason: (typeof PRICING_VALUES)['unpriced_reason'][number]): CounterHandle {
-    return this.unpricedCalls.get(reason);
+  /** OpenTelemetry's operation duration; `errorType` is a guarded reason ('' on success). */
+  operationDuration(errorType: string, seconds: number, exemplar: Exemplar | undefined): void {
+    const { provider, model } = this.labels;
+    this.metrics.genAiOperationDuration.observe(
+      { gen_ai_operation_name: 'chat', gen_ai_provider_name: provider, gen_ai_request_model: model, error_type: errorType },
+      seconds,
+      exemplar,
+    );
   }
 
-  /** `reason` is a guarded label value, so this map is bounded by its cap. */
-  finishReason(reason: string): CounterHandle {
-    return this.finishReasons.get(reason);
-  }
-
-  /**
-   * Drops the handles keyed by values the label guard forgot, so the maps keyed by guarded
-   * values stay within their caps however long this call's series live.
-   */
-  forget(label: OpenLabel, values: ReadonlySet<string>): void {
-    if (label === 'finish_reason') this.finishReasons.forget(values);
-    if (label === 'reason') this.operationDurations.forget(values);
+  /** `reason` is a guarded label value. */
+  finishReason(reason: string): void {
+    const { kind, provider, model } = this.labels;
+    this.metrics.apiFinishReasons.inc({ kind, provider, model, finish_reason: reason });
   }
 
   /** How many handles this call's series keeps (for tests). */
   get handleCount(): number {
     const fields = [this.prompt, this.contextUtilization, this.outputSpeed].filter((handle) => handle !== undefined).length;
-    const maps = [
-      this.firstChunks, this.requestCounters, this.durations, this.tokenCounters, this.operationDurations,
-      this.tokenUsages, this.costs, this.unpricedCalls, this.finishReasons,
-    ];
+    const maps = [this.firstChunks, this.requestCounters, this.durations, this.tokenCounters, this.tokenUsages, this.costs, this.unpricedCalls];
     return maps.reduce((total, map) => total + map.size, fields);
   }
 }
 
-function deleteKeys(map: Map<string, unknown>, keys: ReadonlySet<string>): void {
-  for (const key of keys) map.delete(key);
-}
-
-/** Drops `models` under every provider, and every provider left without a model. */
-function forgetModels(byProvider: Map<string, Map<string, CallSeries>>, models: ReadonlySet<string>): void {
-  for (const [provider, byModel] of byProvider) {
-    deleteKeys(byModel, models);
-    if (byModel.size === 0) byProvider.delete(provider);
-  }
-}
-
-export class ApiRecorder implements Collectable {
+export class ApiRecorder {
   // Guarded (kind, provider, model) → its series, one Map level each: the guard hands back the
-  // same strings every time, so finding a call's series builds no key. Bounded by the provider
-  // and model caps: the entries of a provider or model the guard forgets leave (forget), so as
-  // series expire and new models are admitted the table holds only the values the caps hold.
-  private readonly calls: Record<ApiKind, Map<string, Map<string, CallSeries>>> = { main: new Map(), auxiliary: new Map() };
+  // same strings every time, so finding a call's series builds no key. A cache of the storage's
+  // handles, bounded by the provider and model caps: it is dropped whenever the label guard has
+  // forgotten values since it was filled (its generation), so as series expire and new models are
+  // admitted it holds only values the caps hold.
+  private calls: Record<ApiKind, Map<string, Map<string, CallSeries>>> = { main: new Map(), auxiliary: new Map() };
+  private callsGeneration: number;
   // Keyed by kind and api_request_id: retries reuse the id, and a post/error closes the open attempt.
   private readonly inFlight;
-  // Guarded providers hold no control characters, so a NUL prefix sets auxiliary calls apart.
-  private readonly inFlightTally = new GaugeTally<OpenAttempt>((attempt) =>
-    attempt.kind === 'main' ? attempt.provider : `\u0000${attempt.provider}`,
-  );
 
   constructor(
     private readonly context: RecorderContext,
     private readonly metrics: ApiMetrics,
   ) {
-    this.inFlight = spanTable<OpenAttempt>(context, 'api', undefined, (attempt) => this.inFlightTally.closed(attempt));
-    context.labels.whenForgotten((label, values) => this.forget(label, values));
+    this.inFlight = spanTable<OpenAttempt>(context, 'api', undefined, (attempt) => this.metrics.apiRequestsInFlight.dec(attempt));
+    this.callsGeneration = context.labels.generation;
   }
 
   /** How many (kind, provider, model) series the recorder keeps (for tests: bounded by the caps). */
@@ -309,13 +272,8 @@ export class ApiRecorder implements Collectable {
   started(call: ApiCall): void {
     if (call.requestId === undefined) return;
     const attempt = { kind: call.kind, provider: this.context.labels.value('provider', call.provider) };
-    this.inFlightTally.opened(attempt);
+    this.metrics.apiRequestsInFlight.inc(attempt);
     this.inFlight.open(compositeKey(call.kind, call.requestId), attempt);
-  }
-
-  /** Attempts in flight, counted as the spans open and close. */
-  collect(): void {
-    this.inFlightTally.report(this.metrics.apiRequestsInFlight);
   }
 
   /** Records a successful attempt; returns its cost, which its session adds up (sessions.ts). */
@@ -326,10 +284,10 @@ export class ApiRecorder implements Collectable {
     if (seconds !== undefined) {
       const exemplar = callExemplar(event.call, seconds, observedAt);
       call.duration('success').observe(seconds, exemplar);
-      call.operationDuration('').observe(seconds, exemplar);
+      call.operationDuration('', seconds, exemplar);
     }
     if (event.timeToFirstChunkSeconds !== undefined) call.timeToFirstChunk('success').observe(event.timeToFirstChunkSeconds);
-    call.finishReason(this.context.labels.value('finish_reason', event.finishReason)).inc();
+    call.finishReason(this.context.labels.value('finish_reason', event.finishReason));
     if (event.usage !== undefined) this.recordUsage(call, event.usage);
     this.recordContextUse(call, event);
     this.recordOutputSpeed(call, event);
@@ -345,7 +303,7 @@ export class ApiRecorder implements Collectable {
     if (seconds !== undefined) {
       const exemplar = callExemplar(event.call, seconds, observedAt);
       call.duration('error').observe(seconds, exemplar);
-      call.operationDuration(reason).observe(seconds, exemplar);
+      call.operationDuration(reason, seconds, exemplar);
     }
     if (event.timeToFirstChunkSeconds !== undefined) call.timeToFirstChunk('error').observe(event.timeToFirstChunkSeconds);
     // Label objects written out rather than spread: a spread plus added keys makes an object
@@ -365,22 +323,6 @@ export class ApiRecorder implements Collectable {
     if (verdict === 'exhausted') this.metrics.apiRetriesExhausted.inc({ kind, provider, model, reason });
   }
 
-  /**
-   * Drops what is kept for values the label guard forgot: the series of calls whose provider or
-   * model it was, or the handles keyed by it (finish and failover reasons). No live series carries
-   * the value any more, and its handles would only resolve again on their next write.
-   */
-  private forget(label: OpenLabel, values: ReadonlySet<string>): void {
-    if (label !== 'provider' && label !== 'model') {
-      for (const call of this.everyCall()) call.forget(label, values);
-      return;
-    }
-    for (const byProvider of Object.values(this.calls)) {
-      if (label === 'provider') deleteKeys(byProvider, values);
-      else forgetModels(byProvider, values);
-    }
-  }
-
   private *everyCall(): Generator<CallSeries> {
     for (const byProvider of Object.values(this.calls)) for (const byModel of byProvider.values()) yield* byModel.values();
   }
@@ -390,6 +332,10 @@ export class ApiRecorder implements Collectable {
     if (call.requestId !== undefined) this.inFlight.close(compositeKey(call.kind, call.requestId));
     const provider = this.context.labels.value('provider', call.provider);
     const model = this.context.labels.value('model', call.model);
+    if (this.callsGeneration !== this.context.labels.generation) {
+      this.callsGeneration = this.context.labels.generation;
+      this.calls = { main: new Map(), auxiliary: new Map() };
+    }
     let byModel = this.calls[call.kind].get(provider);
     if (byModel === undefined) this.calls[call.kind].set(provider, (byModel = new Map<string, CallSeries>()));
     let series = byModel.get(model);

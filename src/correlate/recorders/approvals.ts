@@ -20,7 +20,7 @@ import { durationBetween } from '../../contract/bounds.js';
 import type { EventData } from '../../contract/events.js';
 import { closedLabel, type Fallback } from '../../metrics/labels.js';
 import type { Families } from '../../metrics/registry.js';
-import { compositeKey, GaugeTally, spanTable, type Collectable, type RecorderContext } from './context.js';
+import { compositeKey, spanTable, type RecorderContext } from './context.js';
 import { Fifo, type FifoNode } from '../fifo.js';
 import { IdMap, stringBytes } from '../idMap.js';
 import { VALUES, type ValueOf } from '../../contract/vocabulary.js';
@@ -114,9 +114,8 @@ function unlinkFrom<K>(lists: Map<K, Fifo<PendingApproval>>, key: K, node: FifoN
   if (list.size === 0) lists.delete(key);
 }
 
-export class ApprovalRecorder implements Collectable {
+export class ApprovalRecorder {
   private readonly pending;
-  private readonly pendingTally = new GaugeTally<{ surface: Surface }>((labels) => labels.surface);
   // session_key → its requests without tool_call_id.
   private readonly queues = new IdMap<SessionQueue>();
   private nextFifoId = 0;
@@ -129,13 +128,8 @@ export class ApprovalRecorder implements Collectable {
       context,
       'approval',
       (approval) => this.forget(approval),
-      (approval) => this.pendingTally.closed({ surface: approval.surface }),
+      (approval) => this.metrics.approvalsPending.dec({ surface: approval.surface }),
     );
-  }
-
-  /** Approvals pending, counted as the requests open and close. */
-  collect(): void {
-    this.pendingTally.report(this.metrics.approvalsPending);
   }
 
   requested(event: Approval, observedAt: number): void {
@@ -143,7 +137,7 @@ export class ApprovalRecorder implements Collectable {
     const patternKey = this.context.labels.value('pattern_key', event.patternKey);
     this.metrics.approvalRequests.inc({ surface, pattern_key: patternKey });
     if (surface !== SMART) this.escalateSmartRequest(event, patternKey, observedAt);
-    this.pendingTally.opened({ surface });
+    this.metrics.approvalsPending.inc({ surface });
     if (event.toolCallId !== undefined) {
       const key = compositeKey('id', event.toolCallId);
       this.pending.open(key, { surface, patternKey, requestedAt: observedAt, key, nodes: undefined });

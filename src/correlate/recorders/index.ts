@@ -65,10 +65,13 @@ export function createRecorders(
   };
 }
 
-/** The recorders whose gauges are computed at scrape time. */
+/**
+ * The recorders whose gauges are computed at scrape time. The gauges of what is open (in flight,
+ * active, pending) are not among them: they are written as entries open and close, so their
+ * series are the one record of what is open under each label set.
+ */
 export function collectables(recorders: Recorders): Collectable[] {
-  const { api, tools, approvals, sessions, subagents, plugins } = recorders;
-  return [api, tools, approvals, sessions, subagents, plugins];
+  return [recorders.plugins];
 }
 
 export type { Collectable, RecorderContext, Sweepable } from './context.js';

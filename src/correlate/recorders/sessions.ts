@@ -20,7 +20,7 @@ import { closedLabel } from '../../metrics/labels.js';
 import { exemplarOf } from '../../metrics/exemplars.js';
 import type { Families } from '../../metrics/registry.js';
 import { durationBetween } from '../../contract/bounds.js';
-import { GaugeTally, type Collectable, type RecorderContext } from './context.js';
+import type { RecorderContext } from './context.js';
 import { promptTokens } from './api.js';
 import type { CallCost } from './pricing.js';
 import { VALUES } from '../../contract/vocabulary.js';
@@ -88,9 +88,8 @@ export const SESSION_TOTALS_BYTES = 72;
 
 const SESSION_EVENTS = new Set(VALUES.session_event);
 
-export class SessionRecorder implements Collectable {
+export class SessionRecorder {
   private readonly active: SpanTable<SessionState>;
-  private readonly activeTally = new GaugeTally<SessionLabels>((labels) => labels.platform);
 
   constructor(
     private readonly context: RecorderContext,
@@ -101,7 +100,7 @@ export class SessionRecorder implements Collectable {
       ttlSeconds: context.sessionTtlSeconds,
       maxEntries: context.spans.maxEntries,
       maxBytes: context.sessionMaxBytes,
-      onRemove: (state) => this.activeTally.closed(state.labels),
+      onRemove: (state) => this.metrics.sessionsActive.dec(state.labels),
       onOrphan: (_state, cause) => this.orphaned(cause),
     });
     context.track(this.active);
@@ -119,14 +118,9 @@ export class SessionRecorder implements Collectable {
       this.active.touch(event.sessionId);
       return;
     }
-    this.activeTally.opened(labels);
+    this.metrics.sessionsActive.inc(labels);
     const state: SessionState = { labels, startedAt: observedAt, turns: 0, tokens: 0, usd: 0, unpriced: false };
     this.active.open(event.sessionId, state, SESSION_TOTALS_BYTES);
-  }
-
-  /** Sessions active, counted as sessions start, end and expire. */
-  collect(): void {
-    this.activeTally.report(this.metrics.sessionsActive);
   }
 
   finalized(event: Lifecycle, observedAt: number): void {

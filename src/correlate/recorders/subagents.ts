@@ -2,7 +2,7 @@
 import type { EventData } from '../../contract/events.js';
 import { closedLabel } from '../../metrics/labels.js';
 import type { Families } from '../../metrics/registry.js';
-import { GaugeTally, spanTable, type Collectable, type RecorderContext } from './context.js';
+import { spanTable, type RecorderContext } from './context.js';
 import { VALUES } from '../../contract/vocabulary.js';
 import { OPEN, counter, gauge, histogram, type Declarations } from '../../metrics/declare.js';
 
@@ -23,28 +23,22 @@ type Stopped = Extract<EventData, { type: 'subagent_stopped' }>;
 
 const STATUSES = new Set(VALUES.subagent_status);
 
-export class SubagentRecorder implements Collectable {
+export class SubagentRecorder {
   private readonly active;
-  private readonly activeTally = new GaugeTally<{ role: string }>((labels) => labels.role);
 
   constructor(
     private readonly context: RecorderContext,
     private readonly metrics: Families<typeof SUBAGENT_FAMILIES>,
   ) {
-    this.active = spanTable<{ role: string }>(context, 'subagent', undefined, (labels) => this.activeTally.closed(labels));
+    this.active = spanTable<{ role: string }>(context, 'subagent', undefined, (labels) => this.metrics.subagentsActive.dec(labels));
   }
 
   started(event: Started): void {
     const labels = { role: this.context.labels.value('role', event.role) };
     this.metrics.subagentsStarted.inc(labels);
     if (event.childSessionId === undefined) return;
-    this.activeTally.opened(labels);
+    this.metrics.subagentsActive.inc(labels);
     this.active.open(event.childSessionId, labels);
-  }
-
-  /** Subagents running, counted as the spans open and close. */
-  collect(): void {
-    this.activeTally.report(this.metrics.subagentsActive);
   }
 
   stopped(event: Stopped): void {

@@ -3,7 +3,7 @@ import type { EventData } from '../../contract/events.js';
 import { exemplarOf } from '../../metrics/exemplars.js';
 import { closedLabel } from '../../metrics/labels.js';
 import type { Families } from '../../metrics/registry.js';
-import { GaugeTally, spanTable, type Collectable, type RecorderContext } from './context.js';
+import { spanTable, type RecorderContext } from './context.js';
 import { VALUES } from '../../contract/vocabulary.js';
 import { OPEN, counter, gauge, histogram, type Declarations } from '../../metrics/declare.js';
 
@@ -28,28 +28,22 @@ const ERROR_TYPES = new Set(VALUES.tool_error_type);
 /** Statuses that are not a failure: ok, and a status that was never sent. */
 const NOT_FAILED: ReadonlySet<string> = new Set(['ok', 'unknown']);
 
-export class ToolRecorder implements Collectable {
+export class ToolRecorder {
   private readonly inFlight;
-  private readonly inFlightTally = new GaugeTally<{ tool: string }>((labels) => labels.tool);
 
   constructor(
     private readonly context: RecorderContext,
     private readonly metrics: Families<typeof TOOL_FAMILIES>,
   ) {
-    this.inFlight = spanTable<{ tool: string }>(context, 'tool', undefined, (labels) => this.inFlightTally.closed(labels));
+    this.inFlight = spanTable<{ tool: string }>(context, 'tool', undefined, (labels) => this.metrics.toolCallsInFlight.dec(labels));
   }
 
   started(event: Started): void {
     // Without a tool_call_id the terminal event cannot be matched, so the span would only expire.
     if (event.toolCallId === undefined) return;
     const labels = { tool: this.context.labels.value('tool', event.tool) };
-    this.inFlightTally.opened(labels);
+    this.metrics.toolCallsInFlight.inc(labels);
     this.inFlight.open(event.toolCallId, labels);
-  }
-
-  /** Tool calls in flight, counted as the spans open and close. */
-  collect(): void {
-    this.inFlightTally.report(this.metrics.toolCallsInFlight);
   }
 
   finished(event: Finished, observedAt: number): void {

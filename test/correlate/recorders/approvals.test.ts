@@ -17,10 +17,8 @@ describe('ApprovalRecorder', () => {
   it('counts requests and decisions, and observes the wait from the matched request', async () => {
     const { harness, approvals } = setup();
     approvals.requested(REQUEST, START);
-    approvals.collect();
     expect((await harness.samples()).get(series('hermes_approvals_pending', { surface: 'cli' }))).toBe(1);
     approvals.responded(RESPONSE, START + 7);
-    approvals.collect();
     const samples = await harness.samples();
     expect(samples.get(series('hermes_approval_requests_total', { surface: 'cli', pattern_key: 'rm' }))).toBe(1);
     expect(samples.get(series('hermes_approval_decisions_total', { surface: 'cli', pattern_key: 'rm', choice: 'once' }))).toBe(1);
@@ -33,7 +31,6 @@ describe('ApprovalRecorder', () => {
     approvals.requested(REQUEST, START);
     approvals.requested({ ...REQUEST, toolCallId: 'c1' }, START + 5);
     approvals.responded({ ...RESPONSE, toolCallId: 'c1' }, START + 6);
-    approvals.collect();
     const samples = await harness.samples();
     expect(samples.get(series('hermes_approval_wait_seconds_sum', { surface: 'cli', choice: 'once' }))).toBe(1);
     expect(samples.get(series('hermes_approvals_pending', { surface: 'cli' }))).toBe(1);
@@ -53,7 +50,6 @@ describe('ApprovalRecorder', () => {
     const { harness, approvals } = setup();
     approvals.requested({ ...REQUEST, surface: 'smart' }, START);
     approvals.requested(REQUEST, START + 3);
-    approvals.collect();
     const samples = await harness.samples();
     expect(samples.get(series('hermes_approval_decisions_total', { surface: 'smart', pattern_key: 'rm', choice: 'escalated' }))).toBe(1);
     expect(samples.get(series('hermes_approval_wait_seconds_sum', { surface: 'smart', choice: 'escalated' }))).toBe(3);

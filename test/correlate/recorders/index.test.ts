@@ -24,6 +24,6 @@ describe('createRecorders', () => {
     recorders.tools.started({ type: 'tool_started', toolCallId: 't1', tool: 'terminal' });
     for (const recorder of collectables(recorders)) recorder.collect();
     expect((await harness.samples()).get(series('hermes_tool_calls_in_flight', { tool: 'terminal' }))).toBe(1);
-    expect(collectables(recorders)).toEqual([recorders.api, recorders.tools, recorders.approvals, recorders.sessions, recorders.subagents, recorders.plugins]);
+    expect(collectables(recorders)).toEqual([recorders.plugins]);
   });
 });

@@ -17,7 +17,6 @@ describe('SessionRecorder', () => {
     sessions.started({ type: 'session_started', sessionId: 's2', platform: 'cli' }, START);
     sessions.reset({ type: 'session_reset', sessionId: 's1', platform: 'cli' });
     sessions.finalized({ type: 'session_finalized', sessionId: 's1', platform: 'cli' }, START);
-    sessions.collect();
     const samples = await harness.samples();
     expect(samples.get(series('hermes_sessions_started_total', { platform: 'cli' }))).toBe(2);
     expect(samples.get(series('hermes_session_resets_total', { platform: 'cli' }))).toBe(1);
@@ -33,7 +32,6 @@ describe('SessionRecorder', () => {
     sessions.touch('busy');
     harness.advance(60);
     harness.sweep();
-    sessions.collect();
     expect((await harness.samples()).get(series('hermes_sessions_active', { platform: 'cli' }))).toBe(1);
     // Expiry is not an eviction.
     expect(harness.evictions).toEqual([]);
@@ -129,7 +127,6 @@ describe('SessionRecorder', () => {
       sessions.subagentStopped('child');
       sessions.subagentStopped('not-a-session');
       sessions.subagentStopped(undefined);
-      sessions.collect();
       expect((await harness.samples()).get(series('hermes_sessions_active', { platform: 'cli' }))).toBe(1);
       harness.advance(101);
       harness.sweep();
@@ -139,7 +136,6 @@ describe('SessionRecorder', () => {
       sessions.started(started('c'), START + 101);
       sessions.finalized(finalized('idle', 'cli'), START + 102);
       sessions.finalized(finalized(undefined, 'cli'), START + 102);
-      sessions.collect();
       const samples = await harness.samples();
       expect(unobserved(samples, 'subagent')).toBe(1);
       expect(unobserved(samples, 'expired')).toBe(1);
@@ -162,11 +158,9 @@ describe('SessionRecorder', () => {
       sessions.started(started('s1', 'telegram'), START + 30);
       sessions.turnStarted('s1');
       sessions.callSucceeded('s1', { priced: true, pricing: 'hermes', usd: 0.25 }, { output: 6 });
-      sessions.collect();
       expect((await harness.samples()).get(series('hermes_sessions_active', { platform: 'cli' }))).toBe(1);
       // A finalization without a platform observes under the platform the session started with.
       sessions.finalized(finalized('s1'), START + 60);
-      sessions.collect();
       const samples = await harness.samples();
       expect(samples.get(series('hermes_sessions_started_total', { platform: 'cli' }))).toBe(1);
       expect(samples.get(series('hermes_sessions_started_total', { platform: 'telegram' }))).toBe(1);

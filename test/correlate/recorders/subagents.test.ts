@@ -17,7 +17,6 @@ describe('SubagentRecorder', () => {
     subagents.started({ type: 'subagent_started', childSessionId: 'c2', role: 'researcher' });
     subagents.stopped({ type: 'subagent_stopped', childSessionId: 'c1', role: 'researcher', status: 'completed', durationSeconds: 4 });
     subagents.stopped({ type: 'subagent_stopped', childSessionId: 'c2', role: 'researcher', status: 'exploded' });
-    subagents.collect();
     const samples = await harness.samples();
     expect(samples.get(series('hermes_subagents_started_total', { role: 'researcher' }))).toBe(2);
     expect(samples.get(series('hermes_subagents_finished_total', { role: 'researcher', status: 'completed' }))).toBe(1);
@@ -30,11 +29,9 @@ describe('SubagentRecorder', () => {
     const { harness, subagents } = setup();
     subagents.started({ type: 'subagent_started', childSessionId: 'c1', role: 'coder' });
     subagents.started({ type: 'subagent_started', role: 'coder' });
-    subagents.collect();
     expect((await harness.samples()).get(series('hermes_subagents_active', { role: 'coder' }))).toBe(1);
     harness.advance(11);
     harness.sweep();
-    subagents.collect();
     const samples = await harness.samples();
     expect(samples.get(series('hermes_subagents_active', { role: 'coder' }))).toBe(0);
     expect(samples.get(series('hermes_sidecar_orphaned_spans_total', { kind: 'subagent' }))).toBe(1);

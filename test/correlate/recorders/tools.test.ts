@@ -45,10 +45,8 @@ describe('ToolRecorder', () => {
     tools.started({ type: 'tool_started', toolCallId: 't1', tool: 'terminal' });
     tools.started({ type: 'tool_started', toolCallId: 't2', tool: 'terminal' });
     tools.started({ type: 'tool_started', tool: 'terminal' });
-    tools.collect();
     expect((await harness.samples()).get(series('hermes_tool_calls_in_flight', { tool: 'terminal' }))).toBe(2);
     tools.finished({ type: 'tool_finished', toolCallId: 't1', tool: 'terminal', status: 'ok' }, START);
-    tools.collect();
     expect((await harness.samples()).get(series('hermes_tool_calls_in_flight', { tool: 'terminal' }))).toBe(1);
   });
 });
