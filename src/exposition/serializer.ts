@@ -3,7 +3,9 @@
  * Prometheus text format 0.0.4 or OpenMetrics 1.0. Pure with respect to its input (the same
  * families give the same text, tested against golden files in test/exposition/); the only state
  * is a cache of each series' rendered lines, valid while the series' version has not moved, so a
- * scrape re-renders only the series written since the previous one.
+ * scrape re-renders only the series written since the previous one. One rendering is cached per
+ * series: the two formats write the same lines for most series (gauges, counters named `_total`,
+ * histograms without exemplars), and where they differ the cache holds the format rendered last.
  *
  * OpenMetrics differences handled here: counters are declared without their `_total` suffix and
  * sampled with it; `# UNIT` is written when the unit is a suffix of the name; help text also
@@ -19,12 +21,24 @@ const UNITS = ['seconds', 'bytes'] as const;
 interface SeriesCache {
   /** `a="x",b="y"` (no braces), escaped once. */
   readonly labels: string;
-  /** Per format (text, openmetrics): the version the rendered text is of, and the text. */
-  readonly versions: [number, number];
-  readonly texts: [string, string];
+  /** The version the rendered text is of. */
+  version: number;
+  /** The format it was rendered in, or `both` when the two formats write the same lines. */
+  format: Format | 'both';
+  text: string;
 }
 
 const formatIndex = (format: Format): 0 | 1 => (format === 'text' ? 0 : 1);
+
+/**
+ * Whether both formats write the same lines for a series: they differ only in the sample name of
+ * a counter not named `_total` (OpenMetrics adds it) and in the exemplars of histogram buckets
+ * (OpenMetrics only).
+ */
+function sameInBothFormats(family: FamilyView, series: ScalarSeries | HistogramSeries): boolean {
+  if (family.bounds !== undefined) return (series as HistogramSeries).exemplars === undefined;
+  return family.type !== 'counter' || family.name.endsWith('_total');
+}
 
 /** Escaping of a label value (both formats): backslash, double quote and newline. */
 export function escapeLabelValue(value: string): string {
@@ -107,12 +121,11 @@ export class Serializer {
   private serializeFamily(family: FamilyView, format: Format, parts: string[]): void {
     parts.push(this.headerOf(family, format));
     const name = familyName(family, format);
-    const index = formatIndex(format);
     const bounds = family.bounds === undefined ? undefined : this.boundsOf(family.bounds);
     for (const series of family.series()) {
       const cached = family.stable ? this.cache.get(series) : undefined;
-      if (cached !== undefined && cached.versions[index] === series.version) {
-        parts.push(cached.texts[index]);
+      if (cached !== undefined && cached.version === series.version && (cached.format === 'both' || cached.format === format)) {
+        parts.push(cached.text);
         continue;
       }
       const labels = cached?.labels ?? labelText(family.labelNames, series.labelValues);
@@ -122,10 +135,14 @@ export class Serializer {
           : this.histogram(name, format, labels, bounds, series as HistogramSeries);
       parts.push(text);
       if (!family.stable) continue;
-      const entry = cached ?? { labels, versions: [-1, -1], texts: ['', ''] };
-      entry.versions[index] = series.version;
-      entry.texts[index] = text;
-      if (cached === undefined) this.cache.set(series, entry);
+      const rendered: Format | 'both' = sameInBothFormats(family, series) ? 'both' : format;
+      if (cached === undefined) {
+        this.cache.set(series, { labels, version: series.version, format: rendered, text });
+        continue;
+      }
+      cached.version = series.version;
+      cached.format = rendered;
+      cached.text = text;
     }
   }
 

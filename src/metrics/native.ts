@@ -10,8 +10,8 @@
  * are never negative (storage refuses them), so there are positive buckets only.
  *
  * Memory per series: the populated buckets as two sorted typed arrays (key, count), 12 bytes a
- * bucket plus growth slack, bounded by the bucket limit whatever the values: 23 bytes a bucket in
- * all at 84 buckets, where a Map takes 43 (bench/children/nativeMemory.ts, bench section `series`). A new bucket is an insertion into at most 160 entries; finding
+ * bucket plus growth slack (the arrays double, up to the bucket limit plus one), bounded by the
+ * bucket limit whatever the values: 23 bytes a bucket in all at 84 buckets, where a Map takes 43 (bench/children/nativeMemory.ts, bench section `series`). A new bucket is an insertion into at most 160 entries; finding
  * one is a binary search; rendering walks them in order with no sort.
  */
 
@@ -178,15 +178,21 @@ function lowerBound(buckets: NativeBuckets, key: number): number {
   return low;
 }
 
-/** Adds `count` observations to bucket `key`, inserting it in key order when it is new. */
-export function addToBucket(buckets: NativeBuckets, key: number, count: number): void {
+/**
+ * Adds `count` observations to bucket `key`, inserting it in key order when it is new. The arrays
+ * double as they fill, but not past `maxCapacity` (the bucket limit plus the one bucket a series
+ * holds before it halves), so a series at the limit keeps 161 slots, not 256.
+ */
+export function addToBucket(buckets: NativeBuckets, key: number, count: number, maxCapacity = Number.POSITIVE_INFINITY): void {
   const index = lowerBound(buckets, key);
   if (index < buckets.size && buckets.keys[index] === key) {
     (buckets.counts[index] as number) += count;
     return;
   }
   if (buckets.size === buckets.keys.length) {
-    const capacity = Math.max(INITIAL_CAPACITY, buckets.keys.length * 2);
+    const length = buckets.keys.length;
+    // Past the cap only one at a time: at the coarsest schema a series may hold more than the limit.
+    const capacity = Math.max(length + 1, Math.min(Math.max(INITIAL_CAPACITY, length * 2), maxCapacity));
     const keys = new Int32Array(capacity);
     const counts = new Float64Array(capacity);
     keys.set(buckets.keys);
@@ -239,7 +245,7 @@ export function observeNative(buckets: NativeBuckets, value: number, settings: N
     buckets.zeroCount += 1;
     return 0;
   }
-  addToBucket(buckets, bucketKey(value, buckets.schema), 1);
+  addToBucket(buckets, bucketKey(value, buckets.schema), 1, settings.maxBuckets + 1);
   let halvings = 0;
   while (buckets.size > settings.maxBuckets && buckets.schema > MIN_SCHEMA) {
     halveResolution(buckets);

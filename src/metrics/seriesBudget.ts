@@ -12,19 +12,29 @@
 import type { NativeBuckets } from './native.js';
 
 /** The series object, its label-value array, its index entry and its four sweep notes. */
-const SERIES_BYTES = 208;
+const SERIES_BYTES = 400;
 /** Per label: a slot of the label-value array and one level of the index (a Map entry). */
 const PER_LABEL_BYTES = 48;
 /** A string's header; its characters follow (one byte each when Latin-1, two otherwise). */
 const STRING_HEADER_BYTES = 24;
 /** A cached rendering's entry and string headers (text and protobuf). */
 const RENDERING_BYTES = 160;
+/**
+ * The label pairs' text kept for a series' renderings beyond the lines themselves: the escaped
+ * pairs the serializer caches (built piece by piece, so held as a rope of its parts) and the
+ * strings the protobuf encoder writes from, measured at about five times their length.
+ */
+const LABEL_TEXT_COPIES = 5;
 /** A sample value as text or in protobuf, at most (shortest round-trip spelling of a double). */
 const VALUE_BYTES = 24;
 /** A typed array's object and buffer headers. */
-const TYPED_ARRAY_BYTES = 96;
+const TYPED_ARRAY_BYTES = 200;
 /** The native buckets' object beside its two arrays. */
 const NATIVE_OBJECT_BYTES = 64;
+/** Per native bucket slot: a key (4 bytes), a count (8), their share of allocation slack, and the protobuf bytes of a populated one. */
+const NATIVE_SLOT_BYTES = 19;
+/** A histogram's fixed share beyond its buckets: its object's extra fields and the protobuf message's fixed parts. */
+const HISTOGRAM_BYTES = 600;
 
 /** What every series of one family shares: the parts of its renderings that do not depend on label values. */
 export interface SeriesShape {
@@ -55,13 +65,14 @@ export function seriesBytes(shape: SeriesShape, values: readonly string[]): numb
   let bytes = SERIES_BYTES + shape.labelNames.length * PER_LABEL_BYTES;
   for (const value of values) bytes += stringBytes(value);
   const labels = labelTextBytes(shape, values);
+  bytes += LABEL_TEXT_COPIES * labels;
   if (shape.bounds === undefined) {
     // One sample line in text, one Metric message in protobuf.
     return bytes + RENDERING_BYTES + 2 * (shape.nameLength + labels + VALUE_BYTES) + labels;
   }
   // The classic buckets (one number each, +Inf included), then one line per bucket, sum and count.
   const buckets = shape.bounds.length + 1;
-  bytes += 16 + 8 * buckets;
+  bytes += HISTOGRAM_BYTES + 16 + 8 * buckets;
   let text = 2 * (shape.nameLength + 8 + labels + VALUE_BYTES);
   for (const bound of shape.bounds) text += shape.nameLength + 16 + bound.length + labels + VALUE_BYTES;
   text += shape.nameLength + 20 + labels + VALUE_BYTES;
@@ -80,7 +91,7 @@ export function nativeBytes(native: NativeBuckets): number {
 
 /** nativeBytes of buckets whose arrays hold `capacity` entries (a key of 4 bytes and a count of 8 each). */
 export function nativeBytesOfCapacity(capacity: number): number {
-  return NATIVE_OBJECT_BYTES + 2 * TYPED_ARRAY_BYTES + capacity * (4 + 8 + 3);
+  return NATIVE_OBJECT_BYTES + 2 * TYPED_ARRAY_BYTES + capacity * NATIVE_SLOT_BYTES;
 }
 
 /**
