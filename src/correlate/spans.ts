@@ -5,7 +5,7 @@
  * closes on its terminal event. An entry that outlives the TTL, or that is evicted because the
  * table is full (oldest first), is handed to `onOrphan`, which counts it. Every span leaving the
  * table, by any path, goes through one place (`remove`, which calls `onRemove`), so the gauges of
- * open spans are counts the table keeps as spans come and go, read at scrape time without a scan.
+ * open spans move as spans come and go, by any path, and a scrape reads them without a scan.
  *
  * Full means too many entries or too many bytes. Each entry is charged ENTRY_OVERHEAD_BYTES, its
  * key's bytes and the bytes of any client string its value keeps (`open`'s `extraBytes`, or

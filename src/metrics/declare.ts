@@ -104,9 +104,9 @@ export interface MetricSpec {
   /** Exported only when chosen: `semconv` families need --metrics.semconv. */
   readonly optIn?: 'semconv';
   /**
-   * A gauge set from the sidecar's state at each scrape (spans in flight, active sessions), not
-   * by events: its series never expire (--metrics.series-ttl), as a removed one would lose the
-   * count it carries.
+   * A gauge of what is open (spans in flight, active sessions), moved as entries open and close:
+   * its series expire (--metrics.series-ttl) only once at 0, as a removed one above 0 would lose
+   * the count it carries.
    */
   readonly computed?: boolean;
 }
@@ -145,7 +145,7 @@ function helpText(help: string, labels: LabelDeclarations): string {
 interface SpecOptions {
   /** Opt out of pre-initialisation (say why where it is used). */
   readonly preinit?: false;
-  /** A gauge computed from state, never expired (MetricSpec.computed). */
+  /** A gauge of what is open, expired only at 0 (MetricSpec.computed). */
   readonly computed?: true;
 }
 

@@ -90,7 +90,7 @@ export const REGISTRY_FAMILIES = {
   seriesLimit: gauge('hermes_sidecar_series_limit', {}, 'self',
     'The global cap on live label sets across agent metrics.'),
   seriesBytes: gauge('hermes_sidecar_series_bytes', {}, 'self',
-    'Bytes charged for the live agent series (labels, numbers, classic and native buckets, one cached rendering per format family), against --metrics.max-series-bytes.'),
+    'Bytes charged for the live agent series (labels, numbers, classic and native buckets, cached renderings), against --metrics.max-series-bytes.'),
   seriesBytesLimit: gauge('hermes_sidecar_series_bytes_limit', {}, 'self',
     'The byte budget of live agent series (--metrics.max-series-bytes; 0: none).'),
   seriesOverflow: counter('hermes_sidecar_series_overflow_total', { metric: agentMetricNames }, 'self',

@@ -55,7 +55,7 @@ export const API_FAMILIES = {
   outputSpeedUnmeasured: counter('hermes_sidecar_output_speed_unmeasured_total', { reason: API_VALUES.output_speed_unmeasured_reason }, 'delivery',
     'Streamed successful provider calls left out of hermes_api_output_tokens_per_second, by why ({reason}).'),
   apiRequestsInFlight: gauge('hermes_api_requests_in_flight', { kind: VALUES.api_kind, provider: OPEN }, 'agent',
-    'Provider API attempts started and not yet finished (counted at scrape time from the open spans).', { computed: true }),
+    'Provider API attempts started and not yet finished (moved as attempts start and finish; at 0 for the series TTL, the series expires).', { computed: true }),
 
   // OpenTelemetry GenAI semantic conventions (opt-in, --metrics.semconv): the same provider calls
   // under the names OpenTelemetry dashboards expect. Provider, model and error type are the

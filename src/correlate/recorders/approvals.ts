@@ -35,7 +35,7 @@ export const APPROVAL_FAMILIES = {
   approvalWait: histogram('hermes_approval_wait_seconds', { surface: VALUES.approval_surface, choice: VALUES.approval_choice }, 'tool_seconds', 'agent',
     'Observed time from approval request to response.'),
   approvalsPending: gauge('hermes_approvals_pending', { surface: VALUES.approval_surface }, 'agent',
-    'Approval requests without a response yet (counted at scrape time from the open spans).', { computed: true }),
+    'Approval requests without a response yet (moved as requests open and close; at 0 for the series TTL, the series expires).', { computed: true }),
 } as const satisfies Declarations;
 
 type Approval = Extract<EventData, { type: 'approval_requested' | 'approval_responded' }>;

@@ -47,7 +47,7 @@ export const SESSION_FAMILIES = {
   sessionResets: counter('hermes_session_resets_total', { platform: OPEN }, 'agent',
     'Session resets (on_session_reset).'),
   sessionsActive: gauge('hermes_sessions_active', { platform: OPEN }, 'agent',
-    'Sessions started and not yet finalized (idle sessions expire after the session TTL, a subagent\'s session ends with its subagent_stop; counted at scrape time).', { computed: true }),
+    'Sessions started and not yet finalized (idle sessions expire after the session TTL, a subagent\'s session ends with its subagent_stop; at 0 for the series TTL, the series expires).', { computed: true }),
   sessionEvents: counter('hermes_session_events_total', { event: VALUES.session_event }, 'agent',
     'Envelope session_event lifecycle events ({event}).'),
   sessionCost: histogram('hermes_session_cost_usd', { platform: OPEN }, 'session_usd', 'agent',

@@ -15,7 +15,7 @@ export const SUBAGENT_FAMILIES = {
   subagentDuration: histogram('hermes_subagent_duration_seconds', { role: OPEN, status: VALUES.subagent_status }, 'turn_seconds', 'agent',
     'Subagent run duration.'),
   subagentsActive: gauge('hermes_subagents_active', { role: OPEN }, 'agent',
-    'Subagents started and not yet stopped (counted at scrape time from the open spans).', { computed: true }),
+    'Subagents started and not yet stopped (moved as subagents start and stop; at 0 for the series TTL, the series expires).', { computed: true }),
 } as const satisfies Declarations;
 
 type Started = Extract<EventData, { type: 'subagent_started' }>;

@@ -16,7 +16,7 @@ export const TOOL_FAMILIES = {
   toolErrors: counter('hermes_tool_errors_total', { tool: OPEN, error_type: VALUES.tool_error_type }, 'agent',
     'Tool calls that did not finish ok, by error type.'),
   toolCallsInFlight: gauge('hermes_tool_calls_in_flight', { tool: OPEN }, 'agent',
-    'Tool calls started and not yet finished (counted at scrape time from the open spans).', { computed: true }),
+    'Tool calls started and not yet finished (moved as calls start and finish; at 0 for the series TTL, the series expires).', { computed: true }),
 } as const satisfies Declarations;
 
 type Started = Extract<EventData, { type: 'tool_started' }>;
