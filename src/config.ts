@@ -123,13 +123,7 @@ export interface Config {
     readonly sweepIntervalSeconds: number;
     readonly maxTableBytes: number;
   };
-  readonly sequence: {
-    readonly instanceTtlSeconds: number;
-    readonly maxInstances: number;
-    readonly window: number;
-    readonly reorderSeconds: number;
-    readonly maxBytes: number;
-  };
+  readonly sequence: { readonly instanceTtlSeconds: number; readonly maxInstances: number; readonly window: number; readonly reorderSeconds: number; readonly maxBytes: number };
   readonly maxAgentSeries: number;
   /** Byte budget of the live agent series; 0: none. */
   readonly maxSeriesBytes: number;
