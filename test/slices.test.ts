@@ -1,6 +1,6 @@
 /** Work in slices bounded by time: a slice ends once it has lasted sliceMs, overrunning by at most one chunk. */
 import { describe, expect, it } from 'vitest';
-import { applyInSlices, runInSlices } from '../src/slices.js';
+import { applyInSlices, coalesced, runInSlices, stepsInTurn } from '../src/slices.js';
 
 /** A slicer on a clock the work itself moves; each slice's items are recorded. */
 function manualSlicer(sliceMs: number) {
@@ -72,5 +72,50 @@ describe('runInSlices', () => {
     await runInSlices(() => ((steps += 1), steps < 20), { sliceMs: 5, now: () => (now += 1), pause: async () => void (pauses += 1) });
     expect(steps).toBe(20);
     expect(pauses).toBe(3);
+  });
+});
+
+describe('stepsInTurn', () => {
+  it("runs each part's steps to their end in order, building a part's steps only when its turn comes", () => {
+    const log: string[] = [];
+    const part = (name: string, steps: number) => () => {
+      log.push(`${name} built`);
+      let left = steps;
+      return () => {
+        log.push(`${name} step`);
+        left -= 1;
+        return left > 0;
+      };
+    };
+    const step = stepsInTurn([part('a', 2), part('b', 1)]);
+    const results: boolean[] = [];
+    while (results.at(-1) !== false) results.push(step());
+    expect(log).toEqual(['a built', 'a step', 'a step', 'b built', 'b step']);
+    expect(results).toEqual([true, true, false]);
+    expect(step()).toBe(false);
+    expect(stepsInTurn([])()).toBe(false);
+  });
+});
+
+describe('coalesced', () => {
+  it('is the run under way for every caller meanwhile, and a new run once it settled, failed or not', async () => {
+    let runs = 0;
+    let finish: () => void = () => undefined;
+    const run = coalesced(() => {
+      runs += 1;
+      return new Promise<void>((resolve) => (finish = resolve));
+    });
+    const first = run();
+    expect(run()).toBe(first);
+    finish();
+    await first;
+    const failing = coalesced(async () => {
+      runs += 1;
+      throw new Error('sweep failed');
+    });
+    await expect(failing()).rejects.toThrow('sweep failed');
+    await expect(failing()).rejects.toThrow('sweep failed');
+    void run();
+    expect(runs).toBe(4);
   });
 });
