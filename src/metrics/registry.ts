@@ -98,7 +98,7 @@ export const REGISTRY_FAMILIES = {
   seriesBytesRefused: counter('hermes_sidecar_series_bytes_refused_total', { metric: agentMetricNames }, 'self',
     'New label sets refused a series of their own because it would have taken the live agent series past --metrics.max-series-bytes; each is then written to its overflow series (counted in hermes_sidecar_series_overflow_total).'),
   seriesExpired: counter('hermes_sidecar_series_expired_total', { metric: agentMetricNames }, 'self',
-    'Agent series removed because nothing wrote them for --metrics.series-ttl; each gave its slot back to the series cap and its open label values back to their label caps.'),
+    'Agent series removed because nothing wrote them for --metrics.series-ttl; each gave its slot and bytes back to the series budget and its open label values back to their label caps.'),
   invalidValues: counter('hermes_sidecar_invalid_values_total', {}, 'self',
     'Values refused by the metric storage (not finite, or negative for a counter or histogram): a bug in the sidecar, never stored.'),
   nativeHalvings: counter('hermes_sidecar_native_resolution_reductions_total', {}, 'self',
