@@ -7,7 +7,7 @@
  * the start so a series costs the same whether a scraper has seen it yet or not.
  *
  * The constants are V8's sizes on a 64-bit Node without pointer compression, rounded up; the
- * figures are checked against a measured heap in test/metrics/seriesBudget.test.ts.
+ * figures are within 10 % of a measured heap (tools/series-bytes.ts).
  */
 import type { NativeBuckets } from './native.js';
 
