@@ -53,7 +53,7 @@ export interface EventPipeline {
    * (the composition root runs them in slices, src/app.ts).
    */
   sweepSteps(): () => boolean;
-  /** Sets the gauges computed from state (spans in flight, sessions, plugin instances): run before each scrape. */
+  /** Sets the gauges computed from state (plugin instances): run before each scrape. */
   collect(): void;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Series expiry (--metrics.series-ttl) on an injected clock: idle agent series leave, give their
  * slot back to the series budget and their open label values back to the label caps; series
- * written within the TTL, computed gauges and pre-initialised series stay.
+ * written within the TTL, gauges of open spans above 0 and pre-initialised series stay.
  */
 import { describe, expect, it } from 'vitest';
 import { createMetricsRegistry } from '../../src/catalogue.js';
