@@ -78,7 +78,7 @@ afterAll(async () => {
   for (const process of running.splice(0)) await process.stop('SIGKILL').catch(() => undefined);
 });
 
-async function untilLive(sidecar: SidecarProcess, done: (samples: Map<string, number>) => boolean): Promise<Map<string, number>> {
+async function untilLive(sidecar: SidecarProcess, done: (samples: ReadonlyMap<string, number>) => boolean): Promise<ReadonlyMap<string, number>> {
   for (let attempt = 0; attempt < 400; attempt += 1) {
     const samples = parseSamples(await (await fetch(`${sidecar.web}/metrics`)).text());
     if (done(samples)) return samples;
