@@ -116,7 +116,7 @@ export class Dispatcher {
         if (data.call.kind === 'main') turns.countApiAttempt(data.call.turnId);
         return api.failed(data, event.observedAt);
       case 'turn_started':
-        sessions.turnStarted(data.sessionId);
+        sessions.turnStarted(data.sessionId, data.platform, event.observedAt);
         return turns.started(data, event.observedAt);
       case 'turn_finished':
         sessions.touch(data.sessionId);
