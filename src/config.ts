@@ -152,6 +152,8 @@ export interface ConfigInputs {
 }
 
 const FLAGS: readonly string[] = OPTIONS.map((option) => option.flag);
+/** Every environment variable the sidecar reads: one per option, and the two that carry a secret. */
+export const ENVIRONMENT_NAMES: readonly string[] = [...FLAGS.map(envName), ...Object.values(SECRET_ENV)];
 
 /** parseArgs' own messages name the option but not what to do; these say both, in one sentence. */
 function flagError(error: unknown): ConfigError {
