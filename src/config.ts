@@ -379,8 +379,9 @@ export function loadConfig(inputs: ConfigInputs): Config {
 export function helpText(): string {
   const lines = [
     'Usage: hermes-prometheus-sidecar [options]',
-    '       hermes-prometheus-sidecar install-plugin [--hermes-home DIR] [--enable]',
-    '       hermes-prometheus-sidecar backfill [--state-db PATH]... [--from TIME] [--until TIME] [--out DIR]',
+    '       hermes-prometheus-sidecar install-plugin [--hermes-home DIR] [--enable] [--create]   (install-plugin --help)',
+    '       hermes-prometheus-sidecar backfill [--state-db PATH]... [--from TIME] [--until TIME] [--out DIR]   (backfill --help)',
+    '       hermes-prometheus-sidecar ready [--timeout=SECONDS] [options]   (wait until ingest accepts events)',
     '',
     'Options (flag > environment > config file > default):',
   ];

@@ -9,8 +9,8 @@ const PREFIX = 'HERMES_SIDECAR_';
 
 /**
  * Variables of the prefix that are someone else's, not misspellings: the bridge plugin's (its
- * plugin.yaml `optional_env`; Hermes and the sidecar may share one environment file), the
- * systemd unit's readiness URL and the build's revision.
+ * plugin.yaml `optional_env`; Hermes and the sidecar may share one environment file) and the
+ * build's revision.
  */
 export const FOREIGN_ENVIRONMENT_NAMES: readonly string[] = [
   'HERMES_SIDECAR_URL',
@@ -23,7 +23,6 @@ export const FOREIGN_ENVIRONMENT_NAMES: readonly string[] = [
   'HERMES_SIDECAR_FLUSH_INTERVAL',
   'HERMES_SIDECAR_TIMEOUT',
   'HERMES_SIDECAR_HEARTBEAT_INTERVAL',
-  'HERMES_SIDECAR_READY_URL',
   'HERMES_SIDECAR_REVISION',
 ];
 

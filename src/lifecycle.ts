@@ -111,6 +111,17 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
       nowMs: () => Date.now(),
     });
   }
+  if (argv[0] === 'ready') {
+    startupDone();
+    const { runReady } = await import('./cli/ready.js');
+    return runReady(argv.slice(1), {
+      stderr: (text) => process.stderr.write(text),
+      env: process.env,
+      fetch,
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      nowMs: () => Date.now(),
+    });
+  }
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(helpText());
     return 0;

@@ -13,7 +13,7 @@ describe('unknown HERMES_SIDECAR_* variables', () => {
     ]);
   });
 
-  it("is quiet about every setting's variable, the secrets, and the plugin's, systemd's and the build's", () => {
+  it("is quiet about every setting's variable, the secrets, and the plugin's and the build's", () => {
     const env = Object.fromEntries([...ENVIRONMENT_NAMES, ...FOREIGN_ENVIRONMENT_NAMES].map((name) => [name, '1']));
     expect(Object.keys(env)).toContain('HERMES_SIDECAR_INGEST_TOKEN');
     expect(Object.keys(env)).toContain('HERMES_SIDECAR_METRICS_MAX_SERIES');
