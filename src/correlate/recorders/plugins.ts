@@ -21,7 +21,7 @@ import { refusedField } from '../hostTotals.js';
 /** The families this module writes (and all it is handed). */
 export const PLUGIN_REPORT_FAMILIES = {
   pluginInfo: gauge('hermes_plugin_info', { hermes_version: OPEN, plugin_version: OPEN, profile: OPEN }, 'delivery',
-    'Live bridge plugin instances (heartbeat within 3 intervals) by the Hermes version of their host, their own version and their Hermes profile, from their heartbeats.'),
+    'Live bridge plugin instances (heartbeat within 3 intervals, as hermes_plugin_instances) by the Hermes version of their host, their own version and their Hermes profile, from their last heartbeat that was not stale; an instance that sent events but no heartbeat yet counts as unknown.'),
   pluginValuesRefused: counter('hermes_plugin_values_refused_total', { field: VALUES.refused_field }, 'delivery',
     'String values the bridge plugin kept inside Hermes because they did not match their field\'s grammar (an id or an identifier), from its heartbeats (sum of deltas across plugin instances), by field.'),
 } as const satisfies Declarations;
