@@ -173,6 +173,7 @@ export class PluginInstances {
    * cumulative host totals. A stale heartbeat changes nothing (counted) and returns none.
    */
   heartbeat(instance: string, heartbeat: Heartbeat): HostDelta[] {
+    // Any heartbeat, stale or not, is a sighting: it keeps the entry from the TTL, as an event does.
     const state = this.touch(instance);
     const { intervalSeconds, ackedSeq, boot } = heartbeat;
     const { totals, folded } = foldTotals(heartbeat.dropped, heartbeat.refused ?? []);
