@@ -1,8 +1,4 @@
 /**
- * Gauges of open entries (spans in flight, active sessions) counted as entries come and go, and
- * written as changes at scrape time.
- */
-/**
  * Counts open entries per label set for a gauge read at scrape time, and reports each label set's
  * change since the last scrape. A table calls `opened` and `closed` as its entries come and go
  * (closed through the table's one removal path, spans.ts), so a scrape reads counts instead of
