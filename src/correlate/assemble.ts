@@ -124,7 +124,6 @@ export function createEventPipeline(
     onLost: (events) => delivery.lost(events),
     onReset: (reason) => delivery.sequenceReset(reason),
     onStale: (reason) => delivery.staleHeartbeat(reason),
-    onFolded: (key, reports) => delivery.folded(key, reports),
   });
   const labels = new LabelGuard(config.labels, familiesFor(metrics, LABEL_GUARD_FAMILIES), config.ingest?.maxLabelValueBytes);
   const recorders = createRecorders(

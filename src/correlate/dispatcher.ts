@@ -153,6 +153,7 @@ export class Dispatcher {
         return interrupts.interrupted(data);
       case 'plugin_heartbeat': {
         if (event.instance === undefined) return;
+        delivery.dropReports(data.dropped);
         // The table judges the heartbeat (a stale one changes nothing and returns no deltas).
         const deltas = this.instances.heartbeat(event.instance, { ...data, host: plugins.hostLabels(data) });
         delivery.dropped(deltas);

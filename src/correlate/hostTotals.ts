@@ -34,25 +34,26 @@ export interface RefusedDelta {
 /** The rise of one host total since the instance's last heartbeat of the same boot. */
 export type HostDelta = DropDelta | RefusedDelta;
 
-/** The totals of one heartbeat by tracker key, and how many drop-report parts were folded. */
-export interface FoldedTotals {
-  readonly totals: Map<string, number>;
-  readonly folded: { hook: number; reason: number };
-}
-
-export function foldTotals(dropped: readonly DropReport[], refused: readonly RefusedReport[]): FoldedTotals {
+/** The totals of one heartbeat by tracker key. */
+export function foldTotals(dropped: readonly DropReport[], refused: readonly RefusedReport[]): Map<string, number> {
   const totals = new Map<string, number>();
-  const folded = { hook: 0, reason: 0 };
   const add = (key: string, total: number) => totals.set(key, (totals.get(key) ?? 0) + total);
   for (const { hook, reason, total } of dropped) {
-    const knownHook = DROP_HOOKS.has(hook);
-    const knownReason = DROP_REASONS.has(reason);
-    if (!knownHook) folded.hook += 1;
-    if (!knownReason) folded.reason += 1;
-    add(`${DROPPED}${SEPARATOR}${knownHook ? hook : OTHER}${SEPARATOR}${knownReason ? reason : OTHER}`, total);
+    add(`${DROPPED}${SEPARATOR}${DROP_HOOKS.has(hook) ? hook : OTHER}${SEPARATOR}${DROP_REASONS.has(reason) ? reason : OTHER}`, total);
   }
   for (const { field, total } of refused) add(`${REFUSED}${SEPARATOR}${REFUSED_FIELDS.has(field) ? field : OTHER}`, total);
-  return { totals, folded };
+  return totals;
+}
+
+/** How many drop reports foldTotals folds into `other`, by part (hook, reason). */
+export function foldedDropParts(dropped: readonly DropReport[]): { readonly hook: number; readonly reason: number } {
+  let hook = 0;
+  let reason = 0;
+  for (const report of dropped) {
+    if (!DROP_HOOKS.has(report.hook)) hook += 1;
+    if (!DROP_REASONS.has(report.reason)) reason += 1;
+  }
+  return { hook, reason };
 }
 
 /** A tracker increment of a key made by foldTotals, as a labelled delta. */

@@ -112,8 +112,6 @@ export interface InstancesOptions {
   readonly onReset?: (reason: ResetReason) => void;
   /** A heartbeat ignored as stale (an earlier boot, a lower acked_seq or a lower host total). */
   readonly onStale?: (reason: StaleReason) => void;
-  /** Heartbeat drop reports whose hook (or reason) was folded into `other`, by part. */
-  readonly onFolded?: (key: 'hook' | 'reason', reports: number) => void;
 }
 
 export const DEFAULT_SEQUENCE_WINDOW = 100_000;
@@ -176,8 +174,7 @@ export class PluginInstances {
     // Any heartbeat, stale or not, is a sighting: it keeps the entry from the TTL, as an event does.
     const state = this.touch(instance);
     const { intervalSeconds, ackedSeq, boot } = heartbeat;
-    const { totals, folded } = foldTotals(heartbeat.dropped, heartbeat.refused ?? []);
-    this.countFolded(folded);
+    const totals = foldTotals(heartbeat.dropped, heartbeat.refused ?? []);
     const outcome = state.tracker.heartbeat({ boot, ackedSeq, totals }, this.context);
     if (outcome.stale === undefined) {
       state.lastHeartbeatAt = state.lastSeenAt;
@@ -238,11 +235,6 @@ export class PluginInstances {
 
   private get maxBytes(): number {
     return this.options.maxBytes ?? DEFAULT_SEQUENCE_MAX_BYTES;
-  }
-
-  private countFolded(folded: { readonly hook: number; readonly reason: number }): void {
-    if (folded.hook > 0) this.options.onFolded?.('hook', folded.hook);
-    if (folded.reason > 0) this.options.onFolded?.('reason', folded.reason);
   }
 
   private touch(instance: string): InstanceState {

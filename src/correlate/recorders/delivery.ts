@@ -1,5 +1,7 @@
 /** Delivery health: the plugin's drop reports, plugin instances, sequence gaps, duplicates and discards. */
 import type { HostDelta } from '../instances.js';
+import { foldedDropParts } from '../hostTotals.js';
+import type { DropReport } from '../../contract/eventData.js';
 import { closedLabel } from '../../metrics/labels.js';
 import type { Families } from '../../metrics/registry.js';
 import { VALUES, type ValueOf } from '../../contract/vocabulary.js';
@@ -42,6 +44,7 @@ export const DELIVERY_FAMILIES = {
 
 const HOOKS = new Set(VALUES.plugin_hook);
 const DROP_REASONS = new Set(VALUES.plugin_drop_reason);
+const DROP_KEY_PARTS: readonly ValueOf<'drop_key_part'>[] = VALUES.drop_key_part;
 
 /** Plugin instances by liveness, counted at scrape time (PluginInstances.liveness). */
 export interface Liveness {
@@ -94,9 +97,10 @@ export class DeliveryRecorder {
     this.metrics.heartbeatsStale.inc({ reason });
   }
 
-  /** Heartbeat drop reports whose hook (or reason) was folded into `other`. */
-  folded(key: ValueOf<'drop_key_part'>, reports = 1): void {
-    this.metrics.heartbeatKeysFolded.inc({ key }, reports);
+  /** Counts a heartbeat's drop reports whose hook (or reason) the instance table folds into `other`. */
+  dropReports(reports: readonly DropReport[]): void {
+    const folded = foldedDropParts(reports);
+    for (const key of DROP_KEY_PARTS) if (folded[key] > 0) this.metrics.heartbeatKeysFolded.inc({ key }, folded[key]);
   }
 
   pluginSeen(at: number): void {

@@ -37,8 +37,12 @@ describe('DeliveryRecorder', () => {
     delivery.discarded('after_lost');
     delivery.sequenceReset('restart');
     delivery.staleHeartbeat('boot');
-    delivery.folded('hook');
-    delivery.folded('reason', 3);
+    delivery.dropReports([
+      { hook: 'made_up', reason: 'queue_full', total: 1 },
+      { hook: 'pre_tool_call', reason: 'eaten', total: 1 },
+      { hook: 'pre_tool_call', reason: 'chewed', total: 1 },
+      { hook: 'pre_tool_call', reason: 'send_failed', total: 1 },
+    ]);
     const samples = await harness.samples();
     expect(samples.get('hermes_sidecar_events_lost_total')).toBe(4);
     expect(samples.get('hermes_sidecar_events_late_total')).toBe(1);
@@ -48,7 +52,7 @@ describe('DeliveryRecorder', () => {
     expect(samples.get(series('hermes_sidecar_sequence_resets_total', { reason: 'restart' }))).toBe(1);
     expect(samples.get(series('hermes_sidecar_heartbeats_stale_total', { reason: 'boot' }))).toBe(1);
     expect(samples.get(series('hermes_sidecar_heartbeat_keys_folded_total', { key: 'hook' }))).toBe(1);
-    expect(samples.get(series('hermes_sidecar_heartbeat_keys_folded_total', { key: 'reason' }))).toBe(3);
+    expect(samples.get(series('hermes_sidecar_heartbeat_keys_folded_total', { key: 'reason' }))).toBe(2);
   });
 
   it('sets the last-seen time and the instance gauges from the liveness it is handed', async () => {
