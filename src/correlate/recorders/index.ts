@@ -40,16 +40,10 @@ export interface Recorders {
   readonly plugins: PluginReportRecorder;
 }
 
-/** Bounds of the per-plugin-instance state kept outside the sequence table. */
-export interface PluginLimits {
-  readonly maxInstances: number;
-}
-
 export function createRecorders(
   context: RecorderContext,
   metrics: Families<typeof RECORDER_FAMILIES>,
   delivery: DeliveryRecorder,
-  plugins: PluginLimits,
 ): Recorders {
   return {
     api: new ApiRecorder(context, familiesFor(metrics, API_FAMILIES)),
@@ -61,14 +55,14 @@ export function createRecorders(
     runs: new RunRecorder(context, familiesFor(metrics, RUN_FAMILIES)),
     delivery,
     interrupts: new InterruptRecorder(context, familiesFor(metrics, INTERRUPT_FAMILIES)),
-    plugins: new PluginReportRecorder(context, familiesFor(metrics, PLUGIN_REPORT_FAMILIES), plugins.maxInstances),
+    plugins: new PluginReportRecorder(context, familiesFor(metrics, PLUGIN_REPORT_FAMILIES)),
   };
 }
 
 /** The recorders whose gauges are computed at scrape time. */
 export function collectables(recorders: Recorders): Collectable[] {
-  const { api, tools, approvals, sessions, subagents, plugins } = recorders;
-  return [api, tools, approvals, sessions, subagents, plugins];
+  const { api, tools, approvals, sessions, subagents } = recorders;
+  return [api, tools, approvals, sessions, subagents];
 }
 
 export type { Collectable, RecorderContext, Sweepable } from './context.js';

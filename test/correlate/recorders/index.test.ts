@@ -19,11 +19,11 @@ describe('createRecorders', () => {
   it('builds the recorders on the families they declare, with the delivery recorder it is given', async () => {
     const harness = recorderHarness();
     const delivery = new DeliveryRecorder(familiesFor(harness.metrics, DELIVERY_FAMILIES));
-    const recorders = createRecorders(harness.context, familiesFor(harness.metrics, RECORDER_FAMILIES), delivery, { maxInstances: 4 });
+    const recorders = createRecorders(harness.context, familiesFor(harness.metrics, RECORDER_FAMILIES), delivery);
     expect(recorders.delivery).toBe(delivery);
     recorders.tools.started({ type: 'tool_started', toolCallId: 't1', tool: 'terminal' });
     for (const recorder of collectables(recorders)) recorder.collect();
     expect((await harness.samples()).get(series('hermes_tool_calls_in_flight', { tool: 'terminal' }))).toBe(1);
-    expect(collectables(recorders)).toEqual([recorders.api, recorders.tools, recorders.approvals, recorders.sessions, recorders.subagents, recorders.plugins]);
+    expect(collectables(recorders)).toEqual([recorders.api, recorders.tools, recorders.approvals, recorders.sessions, recorders.subagents]);
   });
 });
