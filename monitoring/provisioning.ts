@@ -6,6 +6,7 @@
 import { grafana, jobName, scrapeInterval, sidecarTarget } from './config.js';
 import { GENERATED_NOTICE } from './render.js';
 import { scrapeLimitArithmetic, scrapeLimits } from './limits.js';
+import { MIN_GRAFANA_VERSION } from './dashboards/variants.js';
 
 /** Alertmanager's default listen address: where the shipped alertmanager.yml's Alertmanager runs. */
 export const alertmanagerTarget = 'localhost:9093';
@@ -68,12 +69,14 @@ ${arithmetic}
 `;
 }
 
-/** Grafana data source provisioning: the uid is referenced by nothing but this file. */
+/** Grafana data source provisioning: the provisioned dashboards default their $datasource variable to this uid. */
 export function grafanaDatasource(): string {
   return `# ${GENERATED_NOTICE}
 #
 # Grafana data source for the Hermes dashboards. Panels never name this uid: they use the
-# dashboards' $datasource variable, so any Prometheus data source works.
+# dashboards' $datasource variable, which the provisioned dashboards (dashboards/provisioned/)
+# default to this uid, so any Prometheus data source works. Not the default data source: a
+# Grafana that has one keeps it (two provisioned defaults stop Grafana at startup).
 apiVersion: 1
 
 datasources:
@@ -82,7 +85,7 @@ datasources:
     uid: ${grafana.datasourceUid}
     access: proxy
     url: ${grafana.datasourceUrl}
-    isDefault: true
+    isDefault: false
     editable: false
     jsonData:
       # Must equal the scrape interval: Grafana derives $__rate_interval from it.
@@ -94,10 +97,13 @@ datasources:
 export function grafanaDashboardProvider(): string {
   return `# ${GENERATED_NOTICE}
 #
-# Loads the Hermes dashboards from files. Mount or copy this repository's dashboards/
-# directory to the path below (for example in Docker:
-#   -v "$PWD/dashboards:${grafana.dashboardsPath}:ro"
-#   -v "$PWD/dashboards/provisioning:/etc/grafana/provisioning:ro").
+# Loads the Hermes dashboards from files. Mount or copy this repository's dashboards/provisioned/
+# directory (the dashboards defaulting to the data source above; dashboards/*.json are the
+# copies for the import screen, with a data source input) to the path below, for example in
+# Docker:
+#   -v "$PWD/dashboards/provisioned:${grafana.dashboardsPath}:ro"
+#   -v "$PWD/dashboards/provisioning:/etc/grafana/provisioning:ro"
+# Grafana ${MIN_GRAFANA_VERSION.replace(/\.0$/, '')} or later (the dashboards are schemaVersion 42).
 apiVersion: 1
 
 providers:

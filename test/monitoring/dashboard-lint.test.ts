@@ -22,6 +22,9 @@ import {
   type Variable,
 } from './bundle.js';
 import { GRAFANA_UNITS } from './grafana-units.js';
+import { PROVISIONED_DASHBOARD_FILES } from '../../monitoring/files.js';
+import { parse as parseYaml } from 'yaml';
+import { readRepoFile } from './bundle.js';
 import { labelValuesSelector, vectorSelectors } from './promql.js';
 
 const DATASOURCE_VARIABLE = '${datasource}';
@@ -282,5 +285,42 @@ describe('dashboards an on-call engineer reads in ten seconds', () => {
       // Before the rows were collapsed, 76 panels and about 100 queries ran every refresh.
       expect(open.length, json.uid).toBeLessThanOrEqual(16);
     }
+  });
+});
+
+/* ---------------------------------------------------------------- import and provisioning */
+
+describe('Grafana import and provisioning', () => {
+  const provisioned = Object.values(PROVISIONED_DASHBOARD_FILES).map((file) => ({ file, json: JSON.parse(readRepoFile(file)) as DashboardJson }));
+  const datasourceDefault = (json: DashboardJson) => variable(json, 'datasource')?.current?.value;
+
+  it.each(dashboards.map(({ file, json }) => [file, json] as const))('%s offers a Prometheus data source choice on import', (_file, json) => {
+    expect(json.__inputs).toEqual([expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource', pluginId: 'prometheus' })]);
+    // Grafana writes the chosen data source wherever ${DS_PROMETHEUS} stands: the datasource variable's default.
+    expect(datasourceDefault(json)).toBe('${DS_PROMETHEUS}');
+    const requires = json.__requires ?? [];
+    expect(requires.find((requirement) => requirement.type === 'grafana')?.version).toMatch(/^12\.3\./);
+    expect(requires.some((requirement) => requirement.type === 'datasource' && requirement.id === 'prometheus')).toBe(true);
+    const panelTypes = new Set(visualPanels(json).map((panel) => panel.type));
+    expect(new Set(requires.filter((requirement) => requirement.type === 'panel').map((requirement) => requirement.id))).toEqual(panelTypes);
+    expect(json.schemaVersion).toBe(42);
+  });
+
+  it.each(provisioned.map(({ file, json }) => [file, json] as const))('%s defaults to the provisioned data source and is otherwise the import copy', (file, json) => {
+    expect(json.__inputs).toBeUndefined();
+    expect(datasourceDefault(json)).toBe(grafana.datasourceUid);
+    const imported = dashboards.find(({ json: candidate }) => candidate.uid === json.uid)?.json;
+    expect(imported, file).toBeDefined();
+    const { __inputs: _inputs, __requires: _requires, templating: _importTemplating, ...importRest } = imported as DashboardJson;
+    const { templating: _templating, ...provisionedRest } = json;
+    expect(provisionedRest).toEqual(importRest);
+  });
+
+  it('provisions a data source that is not the default, with the uid the provisioned dashboards use', () => {
+    const config = parseYaml(readRepoFile('dashboards/provisioning/datasources/prometheus.yml')) as { datasources: { uid: string; isDefault: boolean }[] };
+    expect(config.datasources).toEqual([expect.objectContaining({ uid: grafana.datasourceUid, isDefault: false })]);
+    const provider = readRepoFile('dashboards/provisioning/dashboards/hermes.yml');
+    expect(provider).toContain(`path: ${grafana.dashboardsPath}`);
+    expect(provider).toContain(`dashboards/provisioned:${grafana.dashboardsPath}`);
   });
 });
