@@ -34,7 +34,7 @@ import { PanelBuilder as StatPanelBuilder } from '@grafana/grafana-foundation-sd
 import { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries';
 import { grafana } from '../config.js';
 import { histogramSeries, quantileLabels, series, type HistogramKind } from '../promql.js';
-import { pack } from './layout.js';
+import { GRID_COLUMNS, pack } from './layout.js';
 import type { Steps } from './thresholds.js';
 
 /** Every panel and query reads from the data source the viewer picked; no uid is hard-coded. */
@@ -368,8 +368,9 @@ export function buildDashboard(spec: DashboardSpec): Dashboard {
   let top = 0;
   spec.rows.forEach((row, index) => {
     const collapsed = index > 0;
-    const rowBuilder = new RowBuilder(row.title).id(nextId++).gridPos({ x: 0, y: top, w: 24, h: 1 }).collapsed(collapsed);
+    const rowBuilder = new RowBuilder(row.title).id(nextId++).gridPos({ x: 0, y: top, w: GRID_COLUMNS, h: 1 }).collapsed(collapsed);
     const { positions, bottom } = pack(row.panels.map(sizeOf), top + 1);
+    if (!collapsed && bottom > FIRST_SCREEN_LINES) throw new Error(`${spec.uid}: the open row "${row.title}" ends at line ${bottom}, below the first screen (${FIRST_SCREEN_LINES})`);
     const panels = row.panels.map((panel, panelIndex) => panelBuilder(panel, nextId++, positions[panelIndex] as GridPos));
     if (collapsed) {
       for (const panel of panels) rowBuilder.withPanel(panel);
