@@ -36,8 +36,8 @@ export function redBelow(floor: number): Steps {
 }
 
 /**
- * The smallest positive value a counter rate can show after one increment in the longest window
- * a panel reads (one event in an hour is 0.00028/s), so "red from any increase" stays red for one.
+ * "Red from any increase": below the rate one event makes even over an hour (0.00028/s), and
+ * above 0, which Grafana's "from this value" steps would otherwise colour red too.
  */
 export const ANY_INCREASE = 0.0001;
 
