@@ -193,13 +193,20 @@ describe.skipIf(skipReason !== undefined)(`backfill end to end${skipReason === u
   });
 
   it('shows history and live side by side in the overview dashboard\'s History row', async () => {
-    const dashboard = JSON.parse(readFileSync(new URL('../../dashboards/hermes-agent-overview.json', import.meta.url), 'utf8')) as {
-      panels: { type: string; title?: string; targets?: { expr?: string }[] }[];
-    };
+    interface Panel {
+      type: string;
+      title?: string;
+      collapsed?: boolean;
+      targets?: { expr?: string }[];
+      panels?: Panel[];
+    }
+    const dashboard = JSON.parse(readFileSync(new URL('../../dashboards/hermes-agent-overview.json', import.meta.url), 'utf8')) as { panels: Panel[] };
     const rowIndex = dashboard.panels.findIndex((panel) => panel.type === 'row' && (panel.title ?? '').startsWith('History'));
     expect(rowIndex).toBeGreaterThan(-1);
+    // A collapsed row holds its panels; an open one is followed by them.
+    const row = dashboard.panels[rowIndex];
     const next = dashboard.panels.slice(rowIndex + 1).findIndex((panel) => panel.type === 'row');
-    const panels = dashboard.panels.slice(rowIndex + 1, next === -1 ? undefined : rowIndex + 1 + next);
+    const panels = row?.collapsed === true ? (row.panels ?? []) : dashboard.panels.slice(rowIndex + 1, next === -1 ? undefined : rowIndex + 1 + next);
     expect(panels.length).toBeGreaterThan(0);
     const sourcesOf = async (expr: string): Promise<Set<string | undefined>> => {
       const params = new URLSearchParams({ query: expr, start: String(UNTIL - 6 * HOUR), end: String(Math.floor(Date.now() / 1000)), step: '15' });
