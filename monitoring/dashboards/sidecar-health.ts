@@ -171,6 +171,7 @@ const delivery = (q: Promql): RowSpec => ({
       min: 0,
       queries: [
         { expr: sumBy(['reason'], q.rateOf('hermes_sidecar_sessions_unobserved_total')), legend: 'sessions {{reason}}' },
+        { expr: sumBy(['platform'], q.rateOf('hermes_sidecar_sessions_inferred_total')), legend: 'sessions inferred (start skipped by Hermes) {{platform}}' },
         { expr: sumBy(['reason'], q.rateOf('hermes_sidecar_output_speed_unmeasured_total')), legend: 'output speed {{reason}}' },
       ],
     }),
