@@ -156,7 +156,7 @@ describe.skipIf(python.path === undefined)(`backfill on real session databases${
     expect((await backfill(['--state-db', join(dir, 'state.db'), '--out', join(dir, 'out')])).code).toBe(0);
     const again = await backfill(['--state-db', join(dir, 'state.db'), '--out', join(dir, 'out')]);
     expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/^backfill: --out already holds a backfill/);
+    expect(again.stderr).toBe(`backfill: --out ${join(dir, 'out')} already holds a backfill (openmetrics/ or blocks/): choose an empty directory, so no earlier history is mixed in.\n`);
   });
 
   it('prints the promtool command when promtool is not on the PATH', async () => {
@@ -170,9 +170,15 @@ describe.skipIf(python.path === undefined)(`backfill on real session databases${
   it('draws a progress line only on a terminal', async () => {
     const dir = scratchDir('backfill-tty-');
     createStateDb(python.path ?? 'python3', join(dir, 'state.db'), 30, rows);
-    const onTerminal = await backfill(['--state-db', join(dir, 'state.db'), '--out', join(dir, 'tty')], { tty: true, io: { progressEveryRows: 2 } });
-    expect(onTerminal.stderr).toBe('\rbackfill: read 2 rows\rbackfill: read 4 rows\rbackfill: read 5 rows\n');
-    const piped = await backfill(['--state-db', join(dir, 'state.db'), '--out', join(dir, 'pipe')], { io: { progressEveryRows: 2 } });
+    const onTerminal = await backfill(['--state-db', join(dir, 'state.db'), '--out', join(dir, 'tty')], { tty: true, io: { checkEveryRows: 2 } });
+    // The rows fall in the window from 2026-08-30 (windows are 162 h from the epoch); --until (2026-09-30) is four windows later.
+    expect(onTerminal.stderr).toBe(
+      '\rbackfill: window 1 of 5 (from 2026-08-30), 2 rows\rbackfill: window 1 of 5 (from 2026-08-30), 4 rows' +
+        '\rbackfill: window 2 of 5 (from 2026-09-06), 5 rows\rbackfill: window 3 of 5 (from 2026-09-13), 5 rows' +
+        '\rbackfill: window 4 of 5 (from 2026-09-19), 5 rows\rbackfill: window 5 of 5 (from 2026-09-26), 5 rows' +
+        '\rbackfill: window 5 of 5, 5 rows, done\n',
+    );
+    const piped = await backfill(['--state-db', join(dir, 'state.db'), '--out', join(dir, 'pipe')], { io: { checkEveryRows: 2 } });
     expect(piped.stderr).toBe('');
   });
 });
@@ -199,6 +205,6 @@ describe('backfill without a database or the binding', () => {
     expect((await backfill(['--help'])).stdout).toMatch(/^Usage: hermes-prometheus-sidecar backfill /);
     const typo = await backfill(['--untill', '0']);
     expect(typo.code).toBe(2);
-    expect(typo.stderr).toMatch(/^backfill: --untill is not an option: did you mean --until\?\n\nUsage: /);
+    expect(typo.stderr).toBe('backfill: --untill is not an option: did you mean --until? See backfill --help.\n');
   });
 });
