@@ -12,7 +12,7 @@ export class Cursor {
   private head: unknown[] | undefined;
 
   private constructor(
-    private readonly db: Database,
+    db: Database,
     sql: string,
     private readonly timeColumn: number,
     /** Whether the stream's rows count in the summary (a session is read twice, counted once). */
@@ -43,9 +43,10 @@ export class Cursor {
     }
   }
 
-  close(): void {
+  /** Ends the statement, so its connection can be closed. */
+  stop(): void {
     this.rows.return?.();
-    this.db.close();
+    this.head = undefined;
   }
 
   private advance(): void {

@@ -80,7 +80,7 @@ export interface PreparedOut {
 }
 
 /** Checks `outDir` and creates it (one level at a time, so a file system that refuses says so). */
-export function prepareOut(outDir: string, uid: number | undefined = process.getuid?.()): PreparedOut {
+export function prepareOut(outDir: string, uid: number | undefined): PreparedOut {
   const link = statOrUndefined(outDir, lstatSync);
   const stats = statOrUndefined(outDir, statSync);
   if (link?.isSymbolicLink() === true && stats === undefined) throw refuse(`--out ${outDir} is a symbolic link to nothing: give a directory.`);

@@ -32,6 +32,8 @@ export interface BackfillIo {
   readonly checkEveryRows?: number;
   /** The process's resident memory in bytes (default: process.memoryUsage.rss). */
   readonly residentBytes?: () => number;
+  /** The user the run writes as (default: process.getuid()). */
+  readonly uid?: number;
 }
 
 interface Opened {
@@ -44,6 +46,7 @@ type Sqlite = Awaited<ReturnType<typeof loadBinding>>;
 
 export async function runBackfill(argv: readonly string[], io: BackfillIo): Promise<number> {
   const connections: Database[] = [];
+  const cursors: Cursor[] = [];
   let out: PreparedOut | undefined;
   let output: OpenMetricsOutput | undefined;
   try {
@@ -55,7 +58,7 @@ export async function runBackfill(argv: readonly string[], io: BackfillIo): Prom
     const sources = chosenDatabases(args.stateDbs, hermesHomeOf(io.env, args.hermesHome));
     if (sources.length === 0) throw new BackfillError('no_database', 'No session database found: give --state-db PATH or --hermes-home DIR (Hermes keeps state.db in its home and in profiles/<name>/).');
     for (const { path } of sources) requireDatabaseFile(path);
-    out = prepareOut(args.outDir);
+    out = prepareOut(args.outDir, io.uid ?? process.getuid?.());
     const Sqlite = await (io.loadBinding ?? loadBinding)();
     // Every database must be understood before anything is written.
     const opened = sources.map((source, index) => {
@@ -66,7 +69,7 @@ export async function runBackfill(argv: readonly string[], io: BackfillIo): Prom
     });
     const openMetricsDir = join(args.outDir, 'openmetrics');
     const history = new HistoryBuilder(args);
-    const cursors = opened.flatMap((database) => cursorsOf(Sqlite, database, history, connections));
+    for (const database of opened) cursors.push(...cursorsOf(Sqlite, database, history, connections));
     const tracker = new RunTracker(new MemoryBudget(args.maxMemoryBytes, io.residentBytes), progressLine(io), io.checkEveryRows);
     const plan = planWindows(cursors, args.fromMs, args.untilMs, tracker);
     output = new OpenMetricsOutput(openMetricsDir, Object.values(HISTORY_FAMILIES));
@@ -82,6 +85,7 @@ export async function runBackfill(argv: readonly string[], io: BackfillIo): Prom
     io.stderr(`backfill: ${failure.message}${failure.code === 'usage' ? ' See backfill --help.' : ''}\n`);
     return failure.exitCode;
   } finally {
+    for (const cursor of cursors) cursor.stop();
     for (const db of connections) db.close();
   }
 }
