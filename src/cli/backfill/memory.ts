@@ -9,17 +9,17 @@ export const DEFAULT_MAX_MEMORY_BYTES = 512 * 1024 * 1024;
 /** Below this, Node.js alone would not fit. */
 export const MIN_MAX_MEMORY_BYTES = 64 * 1024 * 1024;
 
-const UNITS: Readonly<Record<string, number>> = {
-  '': 1, B: 1,
-  K: 1e3, KB: 1e3, Ki: 1024, KiB: 1024,
-  M: 1e6, MB: 1e6, Mi: 1024 ** 2, MiB: 1024 ** 2,
-  G: 1e9, GB: 1e9, Gi: 1024 ** 3, GiB: 1024 ** 3,
-};
+const UNITS: ReadonlyMap<string, number> = new Map([
+  ['', 1], ['B', 1],
+  ['K', 1e3], ['KB', 1e3], ['Ki', 1024], ['KiB', 1024],
+  ['M', 1e6], ['MB', 1e6], ['Mi', 1024 ** 2], ['MiB', 1024 ** 2],
+  ['G', 1e9], ['GB', 1e9], ['Gi', 1024 ** 3], ['GiB', 1024 ** 3],
+]);
 
 /** `512Mi`, `512MiB`, `500MB`, `1G`, `1073741824`: whole bytes, or undefined when not a size. */
 export function parseByteSize(text: string): number | undefined {
   const match = /^(\d+(?:\.\d+)?)\s*([A-Za-z]*)$/.exec(text.trim());
-  const unit = match === null ? undefined : Object.hasOwn(UNITS, match[2] ?? '') ? UNITS[match[2] ?? ''] : undefined;
+  const unit = match === null ? undefined : UNITS.get(match[2] ?? '');
   if (match === null || unit === undefined) return undefined;
   const bytes = Math.floor(Number(match[1]) * unit);
   return Number.isSafeInteger(bytes) ? bytes : undefined;
