@@ -1,8 +1,9 @@
 /**
  * A stream of rows read as far as a moment and no further: one statement on a connection of its
  * own (better-sqlite3 runs one statement per connection at a time, and the four streams of a
- * database advance together), holding the row that is next. Rows without a valid time come
- * first (they are only counted), then the rest in time order.
+ * database advance together), holding the row that is next. A row without a numeric time is
+ * applied whenever it comes (the history only counts it as left out): SQLite orders NULL before
+ * the numbers and text after them.
  */
 import { num, type RowStream } from './read.js';
 import type { Database } from './sqlite.js';
