@@ -49,7 +49,7 @@ export class CounterSet {
   /** Adds `delta` (finite, ≥ 0: the caller checks) at `ms` (≥ 1 and within the range: the caller checks). */
   add(name: string, labels: Labels, ms: number, delta: number): void {
     let series = this.byName.get(name);
-    if (series === undefined) this.byName.set(name, (series = new Map()));
+    if (series === undefined) this.byName.set(name, (series = new Map<string, CounterSeries>()));
     const key = keyOf(labels);
     let entry = series.get(key);
     if (entry === undefined) {
