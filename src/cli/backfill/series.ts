@@ -60,6 +60,18 @@ export class CounterSet {
     entry.pending.add(Math.min(Math.ceil(ms / this.options.stepMs) * this.options.stepMs, this.options.untilMs), delta);
   }
 
+  /** The earliest moment a pending step writes a sample (its leading value), if any step is pending. */
+  earliestPendingSample(): number | undefined {
+    let earliest: number | undefined;
+    for (const series of this.byName.values()) {
+      for (const entry of series.values()) {
+        const next = entry.pending.first();
+        if (next !== undefined) earliest = Math.min(earliest ?? next, Math.max(0, next - this.options.stepMs));
+      }
+    }
+    return earliest;
+  }
+
   /**
    * The samples of series `name` before `endMs`, series by series, each in time order, and then
    * forgotten; `final` (the window holding the range end) also gives every series its sample at

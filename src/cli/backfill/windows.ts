@@ -39,9 +39,10 @@ export class RunTracker {
     this.progress(this);
   };
 
-  windowDone(): void {
+  /** After a window is written; `skipped` empty windows after it are done as well. */
+  windowDone(skipped = 0): void {
     this.budget.check(this.where);
-    this.done += 1;
+    this.done += 1 + skipped;
     this.progress(this);
   }
 
@@ -65,11 +66,24 @@ export function planWindows(cursors: readonly Cursor[], fromMs: number | undefin
 }
 
 export function writeWindows(cursors: readonly Cursor[], plan: WindowPlan, stepMs: number, counters: CounterSet, output: OpenMetricsOutput, tracker: RunTracker): void {
-  for (let window = plan.first; window <= plan.last; window += 1) {
+  for (let window = plan.first; window <= plan.last; ) {
     const final = window === plan.last;
     const limit = final ? Number.POSITIVE_INFINITY : (window + 1) * BLOCK_WINDOW_MS + stepMs;
     for (const cursor of cursors) cursor.readBefore(limit, tracker.onRow);
     output.writeWindow(window, counters, final);
-    tracker.windowDone();
+    const next = final ? window + 1 : nextBusyWindow(cursors, counters, window, plan.last);
+    tracker.windowDone(next - window - 1);
+    window = next;
   }
+}
+
+/**
+ * The next window with anything to write: the one of the next row or the next pending sample,
+ * or the last (its samples at --until); so a long quiet stretch (an --until years after the
+ * history) costs nothing per window.
+ */
+function nextBusyWindow(cursors: readonly Cursor[], counters: CounterSet, window: number, last: number): number {
+  let earliest = counters.earliestPendingSample() ?? Number.POSITIVE_INFINITY;
+  for (const cursor of cursors) earliest = Math.min(earliest, cursor.nextMs() ?? Number.POSITIVE_INFINITY);
+  return earliest === Number.POSITIVE_INFINITY ? last : Math.min(last, Math.max(window + 1, windowOf(earliest)));
 }

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { MAX_TIME_MS } from '../../../src/cli/backfill/args.js';
 import { Cursor } from '../../../src/cli/backfill/cursor.js';
 import { HISTORY_FAMILIES, HistoryBuilder } from '../../../src/cli/backfill/history.js';
 import { MemoryBudget } from '../../../src/cli/backfill/memory.js';
@@ -22,16 +23,21 @@ const python = python3();
 const WEEK = BLOCK_WINDOW_MS / 1000;
 const STEP = 15_000;
 
+function toolResults(times: readonly number[]): string {
+  const dir = scratchDir('backfill-windows-');
+  const path = join(dir, 'state.db');
+  createStateDb(python.path ?? 'python3', path, 30, {
+    sessions: [{ id: 's', source: 'cli', started_at: 100 * WEEK, ended_at: null, end_reason: null, tool_call_count: 0 }],
+    messages: times.map((timestamp) => ({ session_id: 's', role: 'tool', tool_name: 'terminal', timestamp, finish_reason: null })),
+  });
+  return dir;
+}
+
 describe.skipIf(python.path === undefined)(`windows${python.skipReason ? ` (${python.skipReason})` : ''}`, () => {
   it('plans from the first row in range to --until and writes each sample into its own window', () => {
-    const dir = scratchDir('backfill-windows-');
-    const path = join(dir, 'state.db');
     // Tool results in windows 100, 100 (its last second: its step ends in window 101), 102 and one before --from.
-    const times = [100 * WEEK + 60, 101 * WEEK - 1, 102 * WEEK + 30, 50 * WEEK];
-    createStateDb(python.path ?? 'python3', path, 30, {
-      sessions: [{ id: 's', source: 'cli', started_at: 100 * WEEK, ended_at: null, end_reason: null, tool_call_count: 0 }],
-      messages: times.map((timestamp) => ({ session_id: 's', role: 'tool', tool_name: 'terminal', timestamp, finish_reason: null })),
-    });
+    const dir = toolResults([100 * WEEK + 60, 101 * WEEK - 1, 102 * WEEK + 30, 50 * WEEK]);
+    const path = join(dir, 'state.db');
     const untilMs = 103 * BLOCK_WINDOW_MS + 5_000;
     const history = new HistoryBuilder({ fromMs: 90 * BLOCK_WINDOW_MS, untilMs, stepMs: STEP, extraLabels: [] });
     const db = openReadOnly(Database, path, 'test');
@@ -66,6 +72,28 @@ describe.skipIf(python.path === undefined)(`windows${python.skipReason ? ` (${py
         `3 ${(102 * WEEK + 30).toFixed(3)}`,
         `3 ${(untilMs / 1000).toFixed(3)}`,
       ]);
+    } finally {
+      cursor.stop();
+      db.close();
+    }
+  });
+
+  it('passes over windows with nothing to write: --until in the year 9999 costs one window more', () => {
+    const dir = toolResults([100 * WEEK + 60]);
+    const history = new HistoryBuilder({ fromMs: undefined, untilMs: MAX_TIME_MS, stepMs: STEP, extraLabels: [] });
+    const db = openReadOnly(Database, join(dir, 'state.db'), 'test');
+    const cursor = Cursor.of(db, messages, true, (row) => history.message('default', row));
+    const progress: number[] = [];
+    const tracker = new RunTracker(new MemoryBudget(1 << 30, () => 0), (t) => progress.push(t.done));
+    try {
+      const plan = planWindows([cursor], undefined, MAX_TIME_MS, tracker);
+      expect(plan.total).toBe(windowOf(MAX_TIME_MS) - 100 + 1);
+      const output = new OpenMetricsOutput(join(dir, 'openmetrics'), Object.values(HISTORY_FAMILIES));
+      writeWindows([cursor], plan, STEP, history.counters, output, tracker);
+      // After the first window, every quiet one up to the last is done at once.
+      expect(progress).toEqual([plan.total - 1, plan.total]);
+      expect(output.files).toHaveLength(2);
+      expect(readFileSync(output.files[1] ?? '', 'utf8')).toContain(`hermes_history_tool_calls_total{tool="terminal",profile="default",source="backfill"} 1 ${(MAX_TIME_MS / 1000).toFixed(3)}\n`);
     } finally {
       cursor.stop();
       db.close();
