@@ -90,6 +90,7 @@ describe.skipIf(python.path === undefined)(`windows${python.skipReason ? ` (${py
       expect(plan.total).toBe(windowOf(MAX_TIME_MS) - 100 + 1);
       const output = new OpenMetricsOutput(join(dir, 'openmetrics'), Object.values(HISTORY_FAMILIES));
       writeWindows([cursor], plan, STEP, history.counters, output, tracker);
+      output.commit();
       // After the first window, every quiet one up to the last is done at once.
       expect(progress).toEqual([plan.total - 1, plan.total]);
       expect(output.files).toHaveLength(2);
