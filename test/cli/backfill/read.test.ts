@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Cursor } from '../../../src/cli/backfill/cursor.js';
 import { messages, sessionEnds, sessionStarts, usage, type SessionRow } from '../../../src/cli/backfill/read.js';
 import { detectSchema } from '../../../src/cli/backfill/schema.js';
@@ -32,9 +32,11 @@ const rows: Rows = {
 };
 
 describe.skipIf(python.path === undefined)(`row streams${python.skipReason ? ` (${python.skipReason})` : ''}`, () => {
-  const dir = scratchDir('backfill-read-');
-  const path = join(dir, 'state.db');
-  createStateDb(python.path ?? 'python3', path, 30, rows);
+  let path = '';
+  beforeAll(() => {
+    path = join(scratchDir('backfill-read-'), 'state.db');
+    createStateDb(python.path ?? 'python3', path, 30, rows);
+  });
   const open = () => openReadOnly(Database, path, 'profile "default" (database 1 of 1)');
 
   it('reads sessions by start (a time that is not a number last) and by end (ended ones only), values of the wrong type as missing', () => {
