@@ -4,6 +4,7 @@
  */
 import { agentOverviewDashboard } from './dashboards/agent-overview.js';
 import { sidecarHealthDashboard } from './dashboards/sidecar-health.js';
+import { forImport, forProvisioning } from './dashboards/variants.js';
 import { grafanaDashboardProvider, grafanaDatasource, prometheusConfig } from './provisioning.js';
 import { renderAlertRules, renderJson, renderRecordingRules } from './render.js';
 import { defaults, type MonitoringConfig } from './config.js';
@@ -19,9 +20,16 @@ export interface GeneratedFile {
   readonly contents: string;
 }
 
+/** For Grafana's import screen: a data source input (`__inputs`) and `__requires`. */
 export const DASHBOARD_FILES = {
   agentOverview: 'dashboards/hermes-agent-overview.json',
   sidecarHealth: 'dashboards/hermes-sidecar-health.json',
+} as const;
+
+/** The same dashboards for file provisioning, defaulting to the provisioned data source. */
+export const PROVISIONED_DASHBOARD_FILES = {
+  agentOverview: 'dashboards/provisioned/hermes-agent-overview.json',
+  sidecarHealth: 'dashboards/provisioned/hermes-sidecar-health.json',
 } as const;
 
 export const RULE_FILES = {
@@ -32,9 +40,13 @@ export const RULE_FILES = {
 } as const;
 
 export function dashboardFiles(config: MonitoringConfig = defaults): GeneratedFile[] {
+  const overview = agentOverviewDashboard(config);
+  const health = sidecarHealthDashboard(config);
   return [
-    { path: DASHBOARD_FILES.agentOverview, contents: renderJson(agentOverviewDashboard(config)) },
-    { path: DASHBOARD_FILES.sidecarHealth, contents: renderJson(sidecarHealthDashboard(config)) },
+    { path: DASHBOARD_FILES.agentOverview, contents: renderJson(forImport(overview)) },
+    { path: DASHBOARD_FILES.sidecarHealth, contents: renderJson(forImport(health)) },
+    { path: PROVISIONED_DASHBOARD_FILES.agentOverview, contents: renderJson(forProvisioning(overview)) },
+    { path: PROVISIONED_DASHBOARD_FILES.sidecarHealth, contents: renderJson(forProvisioning(health)) },
   ];
 }
 

@@ -4,6 +4,11 @@
  * series, the histogram buckets per series, the label guard's caps and value length. A scrape of
  * a sidecar with default settings can never exceed them, so they only ever stop a scrape that
  * is not the sidecar's (a wrong target, a broken build).
+ *
+ * The label limits count the labels the scraper adds too. A limit equal to the widest sample
+ * would fail every scrape (up = 0, every series lost) the day someone adds one target label
+ * (`env`, `site`, a relabelled Kubernetes label), possibly days after setup, at the first sample
+ * that carries every label. So they leave room for the labels a deployment adds.
  */
 import { CATALOGUE } from '../src/catalogue.js';
 import { OPTIONS } from '../src/config.js';
@@ -103,12 +108,60 @@ export function maxLabelValueBytes(): number {
 /** `value` rounded up to a multiple of `step`: a limit a reader can take in at a glance, never below the bound. */
 export const roundUp = (value: number, step: number): number => Math.ceil(value / step) * step;
 
+/**
+ * Labels a deployment may add to every sample besides job and instance: target labels
+ * (`env`, `site`, `cluster`, `team`) and the ones Kubernetes discovery relabels in (`namespace`,
+ * `pod`, `container`, `node`, a labelmap of pod labels). Ten covers the usual sets with room.
+ */
+export const ADDED_TARGET_LABELS = 10;
+
+/**
+ * Longest label name a deployment may add: a labelmap of Kubernetes pod labels turns
+ * `app.kubernetes.io/<name>` into `app_kubernetes_io_<name>`, and a Kubernetes label name is up
+ * to 63 characters, so 18 + 63 = 81; rounded up to 128.
+ */
+export const ADDED_LABEL_NAME_LENGTH = 128;
+
 /** The limits the shipped prometheus.yml sets on the sidecar's scrape job. */
 export function scrapeLimits() {
   return {
     sampleLimit: roundUp(maxSamples(), 10_000),
-    labelLimit: maxLabels(),
-    labelNameLengthLimit: maxLabelNameLength(),
+    labelLimit: maxLabels() + ADDED_TARGET_LABELS,
+    labelNameLengthLimit: Math.max(maxLabelNameLength(), ADDED_LABEL_NAME_LENGTH),
     labelValueLengthLimit: roundUp(maxLabelValueBytes(), 64),
   };
+}
+
+/** What each limit is made of, in words and numbers: prometheus.yml's comments and docs/scale-out.md say the same. */
+export function scrapeLimitArithmetic(): { readonly setting: string; readonly value: number; readonly bound: number; readonly why: string }[] {
+  const limits = scrapeLimits();
+  const widest = maxLabels();
+  const widestFamily = [...specs].sort((a, b) => b.labelNames.length - a.labelNames.length)[0]?.name;
+  const longestName = specs.flatMap((spec) => spec.labelNames).find((name) => name.length === maxLabelNameLength());
+  return [
+    {
+      setting: 'sample_limit',
+      value: limits.sampleLimit,
+      bound: maxSamples(),
+      why: `${DEFAULT_MAX_SERIES.toLocaleString('en-US')} series (--metrics.max-series) of the widest agent histogram, every overflow series, every pipeline series and ${RUNTIME_ALLOWANCE.samples} runtime samples = ${maxSamples().toLocaleString('en-US')}, rounded up to a multiple of 10,000`,
+    },
+    {
+      setting: 'label_limit',
+      value: limits.labelLimit,
+      bound: widest,
+      why: `the widest sample has ${widest} labels (__name__, job, instance and ${widest - 1 - TARGET_LABELS.length} of its own: ${String(widestFamily)}); + ${ADDED_TARGET_LABELS} labels a deployment may add (env, site, cluster, namespace, pod, …) = ${limits.labelLimit}`,
+    },
+    {
+      setting: 'label_name_length_limit',
+      value: limits.labelNameLengthLimit,
+      bound: maxLabelNameLength(),
+      why: `the longest label name the sidecar writes is ${maxLabelNameLength()} characters (${String(longestName)}); an added label may be up to ${ADDED_LABEL_NAME_LENGTH} (app_kubernetes_io_ + a 63-character Kubernetes label name = 81, rounded up)`,
+    },
+    {
+      setting: 'label_value_length_limit',
+      value: limits.labelValueLengthLimit,
+      bound: maxLabelValueBytes(),
+      why: `a guarded value is at most ${MAX_LABEL_LENGTH} UTF-16 units = ${maxLabelValueBytes()} UTF-8 bytes, rounded up to a multiple of 64; an added value (a 253-character DNS name, a pod name) fits`,
+    },
+  ];
 }

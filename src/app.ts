@@ -119,6 +119,11 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     metrics: familiesFor(metrics, MEMORY_FAMILIES),
   });
 
+  const ready = () => {
+    if (!ingestor.accepting) return { ready: false, reason: 'Shutting down' };
+    if (memoryGuard.overLimit()) return { ready: false, reason: 'Over the memory limit' };
+    return { ready: true, reason: 'Ready' };
+  };
   const ingestOptions: IngestAppOptions = {
     metrics,
     ingestor,
@@ -141,6 +146,7 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
       logger.debug({ code: 'lines_rejected', route, lines, accepted, rejected }, 'request had rejected lines'),
     memoryGuard,
     webhook: { ...config.webhook, onDuplicate: () => pipeline.delivery.duplicate() },
+    ready,
   };
   const ingestApp = createIngestApp(ingestOptions);
   const webApp = createWebApp({
@@ -149,11 +155,7 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     telemetryPath: config.web.telemetryPath,
     version: VERSION,
     pacing: { minIntervalMs: config.web.minRenderIntervalSeconds * 1000 },
-    ready: () => {
-      if (!ingestor.accepting) return { ready: false, reason: 'Shutting down' };
-      if (memoryGuard.overLimit()) return { ready: false, reason: 'Over the memory limit' };
-      return { ready: true, reason: 'Ready' };
-    },
+    ready,
     onScrapeError: (stage, error) => logger.error({ code: 'scrape_failed', stage, ...errorFields(error) }, 'scrape failed'),
     collectors: [() => ingestor.collect(), () => pipeline.collect(), () => inflight.collect(), () => memoryGuard.collect()],
   });

@@ -95,6 +95,7 @@ const ORDER = [
   'heartbeatsStale',
   'heartbeatKeysFolded',
   'orphanedSpans',
+  'sessionsInferred',
   'sessionsUnobserved',
   'outputSpeedUnmeasured',
   'eventsReceived',

@@ -150,6 +150,8 @@ export interface ConfigInputs {
 }
 
 const FLAGS: readonly string[] = OPTIONS.map((option) => option.flag);
+/** Every environment variable the sidecar reads: one per option, and the two that carry a secret. */
+export const ENVIRONMENT_NAMES: readonly string[] = [...FLAGS.map(envName), ...Object.values(SECRET_ENV)];
 
 /** parseArgs' own messages name the option but not what to do; these say both, in one sentence. */
 function flagError(error: unknown): ConfigError {
@@ -376,8 +378,9 @@ export function loadConfig(inputs: ConfigInputs): Config {
 export function helpText(): string {
   const lines = [
     'Usage: hermes-prometheus-sidecar [options]',
-    '       hermes-prometheus-sidecar install-plugin [--hermes-home DIR] [--enable]',
-    '       hermes-prometheus-sidecar backfill [--state-db PATH]... [--from TIME] [--until TIME] [--out DIR]',
+    '       hermes-prometheus-sidecar install-plugin [--hermes-home DIR] [--enable] [--create]   (install-plugin --help)',
+    '       hermes-prometheus-sidecar backfill [--state-db PATH]... [--from TIME] [--until TIME] [--out DIR]   (backfill --help)',
+    '       hermes-prometheus-sidecar ready [--timeout=SECONDS] [options]   (wait until ingest accepts events)',
     '',
     'Options (flag > environment > config file > default):',
   ];

@@ -5,7 +5,8 @@
  */
 import { startupDone } from './startupFootprint.js';
 import { createIngestServer, createSidecar, errorFields, webListenerLimits } from './app.js';
-import { ConfigError, helpText, loadConfig, type ListenAddress } from './config.js';
+import { ConfigError, ENVIRONMENT_NAMES, helpText, loadConfig, type ListenAddress } from './config.js';
+import { unknownEnvironmentWarnings } from './environmentNames.js';
 import { createWebServer } from './web/server.js';
 import { boundAddress, closeServer, listenOn } from './net/listener.js';
 import { createLogger } from './log.js';
@@ -40,6 +41,7 @@ async function bind<T>(listener: 'web' | 'ingest', address: ListenAddress, start
 async function runSidecar(argv: readonly string[]): Promise<void> {
   const config = loadConfig({ argv, env: process.env });
   const logger = createLogger(config.logLevel, config.logFormat);
+  for (const warning of unknownEnvironmentWarnings(process.env, ENVIRONMENT_NAMES)) logger.warn({ code: 'unknown_environment_variable' }, warning);
   const sidecar = createSidecar(config, { logger });
 
   const webServer = await createWebServer(sidecar.webApp, {
@@ -75,7 +77,11 @@ async function runSidecar(argv: readonly string[]): Promise<void> {
   startupDone();
   // Logged last: whoever waits for this line may signal the process at once.
   logger.info(
-    { web: boundAddress(web), ingest: boundAddress(ingest), telemetry_path: config.web.telemetryPath, version: VERSION },
+    {
+      web: boundAddress(web), ingest: boundAddress(ingest), telemetry_path: config.web.telemetryPath, version: VERSION,
+      ingest_auth: config.ingest.token === undefined ? 'none' : 'bearer token',
+      webhooks: config.webhook.secret === undefined ? 'off (no secret)' : 'on (signed)',
+    },
     'listening',
   );
 }
@@ -102,6 +108,17 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
       stderr: (text) => process.stderr.write(text),
       stderrIsTTY: process.stderr.isTTY === true,
       env: process.env,
+      nowMs: () => Date.now(),
+    });
+  }
+  if (argv[0] === 'ready') {
+    startupDone();
+    const { runReady } = await import('./cli/ready.js');
+    return runReady(argv.slice(1), {
+      stderr: (text) => process.stderr.write(text),
+      env: process.env,
+      fetch,
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       nowMs: () => Date.now(),
     });
   }

@@ -13,6 +13,7 @@ import { quantileLabels } from '../promql.js';
 import {
   bargauge,
   buildDashboard,
+  RANGE,
   datasourceVariable,
   instanceVariable,
   jobVariable,
@@ -26,7 +27,9 @@ import {
   type RowSpec,
 } from './common.js';
 import type { MonitoringConfig } from '../config.js';
-import { sloRow } from './slo-row.js';
+import { SLO_PANELS, sloRow } from './slo-row.js';
+import { SLO_RECORDS } from '../rules/slos.js';
+import { apiErrorRatioSteps, neutral, redBelow, redFrom } from './thresholds.js';
 
 export const AGENT_OVERVIEW_UID = 'hermes-agent-overview';
 
@@ -48,21 +51,31 @@ function recordedErrorRatio(q: Promql, labels: readonly string[]): string {
   return `${sumBy(labels, recorded(q, R.apiErrorsRate))} / (${sumBy(labels, recorded(q, R.apiRequestsRate))} > 0)`;
 }
 
-const atAGlance = (q: Promql): RowSpec => ({
+/** `sum(increase(hermes_cost_usd_total[1h]))` by `labels`: the money of the last hour, not a rate scaled up. */
+function spendLastHour(q: Promql, labels: readonly string[]): string {
+  return sumBy(labels, `increase(${q.selected('hermes_cost_usd_total', PROVIDER, MODEL)}[1h])`);
+}
+
+/** Share of tool calls ending in error or timeout per tool, over the rate window; tools without failures drop out. */
+function toolFailureRatio(q: Promql, labels: readonly string[]): string {
+  const failed = sumBy(labels, q.rateOf('hermes_tool_calls_total', 'status=~"error|timeout"'));
+  return `(${failed} / (${sumBy(labels, q.rateOf('hermes_tool_calls_total'))} > 0))`;
+}
+
+/**
+ * The first screen: is it broken (the alerting ratios, coloured at the alerts' levels, and the
+ * error budget), since when and where (the ratios over time by provider and model, and by tool),
+ * and what the last hour cost (in total and by provider and model).
+ */
+const atAGlance = (q: Promql, config: MonitoringConfig): RowSpec => ({
   title: 'At a glance',
   panels: [
     stat({
-      title: 'API request rate',
-      description: 'Finished provider API attempts per second (recording rule, 5m window).',
-      unit: 'reqps',
-      width: 3,
-      queries: [{ expr: sumBy([], recorded(q, R.apiRequestsRate)), legend: 'requests' }],
-    }),
-    stat({
       title: 'API error ratio',
-      description: 'Share of provider API attempts that failed over the last 5 minutes; "No data" means no traffic.',
+      description: `Share of provider API attempts that failed over the last 5 minutes; orange at ${String(config.thresholds.apiErrorRatioWarning)}, red at ${String(config.thresholds.apiErrorRatioCritical)} (the levels of HermesApiErrorRatioHigh). "No data" means no traffic.`,
       unit: 'percentunit',
-      width: 3,
+      width: 4,
+      thresholds: apiErrorRatioSteps(config),
       queries: [
         {
           expr: `(${sumBy([], recorded(q, R.apiErrorsRate))} or vector(0)) / (${sumBy([], recorded(q, R.apiRequestsRate))} > 0)`,
@@ -71,45 +84,117 @@ const atAGlance = (q: Promql): RowSpec => ({
       ],
     }),
     stat({
+      title: 'Tool failure ratio',
+      description: `Share of tool calls ending in error or timeout; red at ${String(config.thresholds.toolFailureRatio)} (HermesToolFailureRatioHigh). "No data" means no tool calls.`,
+      unit: 'percentunit',
+      width: 4,
+      thresholds: redFrom(config.thresholds.toolFailureRatio),
+      queries: [{ expr: `(${sumBy([], q.rateOf('hermes_tool_calls_total', 'status=~"error|timeout"'))} or vector(0)) / (${sumBy([], q.rateOf('hermes_tool_calls_total'))} > 0)`, legend: 'failure ratio' }],
+    }),
+    stat({
+      title: SLO_PANELS.worstBudgetLeft,
+      description: 'The least 30-day error budget left of any SLO, provider, tool and sidecar of the selection; red below 0 (the objective is missed). The SLO row has each one.',
+      unit: 'percentunit',
+      width: 4,
+      thresholds: redBelow(0),
+      queries: [{ expr: `min(${q.selected(SLO_RECORDS.budgetRemaining)})`, legend: 'budget left', instant: true }],
+    }),
+    stat({
       title: 'API latency p95',
-      description: 'p95 latency of successful provider calls, retries included (recording rule, 5m window).',
+      description: `p95 latency of successful provider calls, retries included (recording rule, 5m window); red at ${String(config.thresholds.apiLatencyP95Seconds)} s (HermesApiLatencyHigh).`,
       unit: 's',
-      width: 3,
+      width: 4,
+      thresholds: redFrom(config.thresholds.apiLatencyP95Seconds),
       queries: [{ expr: recordedLatencyQuantile(q, 0.95, []), legend: 'p95' }],
     }),
+    stat({
+      title: 'Spend in the last hour',
+      description: `USD spent in the last hour across the selection; red at ${String(config.thresholds.costUsdPerHour)} USD, the level HermesSpendRateHigh alerts at per sidecar.`,
+      unit: 'currencyUSD',
+      width: 4,
+      thresholds: redFrom(config.thresholds.costUsdPerHour),
+      queries: [{ expr: spendLastHour(q, []), legend: 'USD', instant: true }],
+    }),
+    stat({
+      title: 'API request rate',
+      description: 'Finished provider API attempts per second (recording rule, 5m window); neither good nor bad by itself.',
+      unit: 'reqps',
+      width: 4,
+      thresholds: neutral(),
+      queries: [{ expr: sumBy([], recorded(q, R.apiRequestsRate)), legend: 'requests' }],
+    }),
+    timeseries({
+      title: 'Error ratio by provider and model',
+      description: `Share of provider API attempts that failed, by provider and model (recording rules, 5m window); lines at the alert levels ${String(config.thresholds.apiErrorRatioWarning)} and ${String(config.thresholds.apiErrorRatioCritical)}. Retried attempts count, so a high ratio may still mean successful turns; see retries exhausted.`,
+      unit: 'percentunit',
+      min: 0,
+      width: 8,
+      thresholdLines: apiErrorRatioSteps(config),
+      queries: [{ expr: recordedErrorRatio(q, ['provider', 'model']), legend: '{{provider}} / {{model}}' }],
+    }),
+    timeseries({
+      title: 'Tool failure ratio by tool',
+      description: `Share of calls ending in error or timeout, per tool with any failure; a line at the alert level ${String(config.thresholds.toolFailureRatio)}.`,
+      unit: 'percentunit',
+      min: 0,
+      width: 8,
+      thresholdLines: redFrom(config.thresholds.toolFailureRatio),
+      queries: [{ expr: `${toolFailureRatio(q, ['tool'])} > 0`, legend: '{{tool}}' }],
+    }),
+    bargauge({
+      title: 'Spend in the last hour by provider and model',
+      description: 'USD spent in the last hour, the ten most expensive provider and model pairs of the selection.',
+      unit: 'currencyUSD',
+      min: 0,
+      width: 8,
+      thresholds: neutral(),
+      queries: [{ expr: `topk(10, ${spendLastHour(q, ['provider', 'model'])})`, legend: '{{provider}} / {{model}}' }],
+    }),
+  ],
+});
+
+/** What is in flight and how many sessions and subagents run: counts, neither good nor bad by themselves. */
+const load = (q: Promql): RowSpec => ({
+  title: 'Load',
+  panels: [
     stat({
       title: 'API calls in flight',
       description: 'Provider API attempts started and not finished yet.',
       unit: 'short',
-      width: 3,
+      width: 4,
+      thresholds: neutral(),
       queries: [{ expr: sumBy([], q.selected('hermes_api_requests_in_flight', PROVIDER)), legend: 'in flight' }],
     }),
     stat({
       title: 'Tool calls in flight',
       description: 'Tool calls started and not finished yet.',
       unit: 'short',
-      width: 3,
+      width: 4,
+      thresholds: neutral(),
       queries: [{ expr: sumBy([], q.selected('hermes_tool_calls_in_flight')), legend: 'in flight' }],
     }),
     stat({
       title: 'Approvals pending',
       description: 'Approval requests waiting for a decision.',
       unit: 'short',
-      width: 3,
+      width: 4,
+      thresholds: neutral(),
       queries: [{ expr: sumBy([], q.selected('hermes_approvals_pending')), legend: 'pending' }],
     }),
     stat({
       title: 'Active sessions',
       description: 'Sessions started and not finalized yet (idle sessions expire after the session TTL).',
       unit: 'short',
-      width: 3,
+      width: 4,
+      thresholds: neutral(),
       queries: [{ expr: sumBy([], q.selected('hermes_sessions_active')), legend: 'sessions' }],
     }),
     stat({
       title: 'Active subagents',
       description: 'Subagents started and not stopped yet.',
       unit: 'short',
-      width: 3,
+      width: 4,
+      thresholds: neutral(),
       queries: [{ expr: sumBy([], q.selected('hermes_subagents_active')), legend: 'subagents' }],
     }),
   ],
@@ -126,13 +211,6 @@ const providerCalls = (q: Promql): RowSpec => ({
       queries: [
         { expr: sumBy(['provider', 'model'], recorded(q, R.apiRequestsRate)), legend: '{{provider}} / {{model}}' },
       ],
-    }),
-    timeseries({
-      title: 'Error ratio by provider and model',
-      description: 'Share of provider API attempts that failed (recording rules, 5m window). Retried attempts count, so a high ratio may still mean successful turns; see retries exhausted.',
-      unit: 'percentunit',
-      min: 0,
-      queries: [{ expr: recordedErrorRatio(q, ['provider', 'model']), legend: '{{provider}} / {{model}}' }],
     }),
     timeseries({
       title: 'Latency p50 / p95 / p99',
@@ -223,7 +301,7 @@ const tokens = (q: Promql): RowSpec => ({
     timeseries({
       title: 'Tokens per second by type',
       description: 'Tokens reported by providers. Reasoning tokens are a subset of output tokens, so do not add them up.',
-      unit: 'suffix:tok/s',
+      unit: 'cps',
       width: 6,
       min: 0,
       queries: [{ expr: sumBy(['token_type'], q.rateOf('hermes_tokens_total', PROVIDER, MODEL)), legend: '{{token_type}}' }],
@@ -231,7 +309,7 @@ const tokens = (q: Promql): RowSpec => ({
     timeseries({
       title: 'Prompt tokens per second by provider and model',
       description: 'Prompt tokens (uncached input, cache reads and cache writes) per second by provider and model.',
-      unit: 'suffix:tok/s',
+      unit: 'cps',
       width: 6,
       min: 0,
       queries: [
@@ -258,7 +336,7 @@ const tokens = (q: Promql): RowSpec => ({
     timeseries({
       title: 'Prompt size p50 / p95',
       description: 'Prompt tokens per successful provider call (context size); a steady climb means growing conversations.',
-      unit: 'suffix:tok',
+      unit: 'short',
       width: 6,
       min: 0,
       queries: [
@@ -285,19 +363,12 @@ const PER_HOUR = '* 3600';
 const cost = (q: Promql): RowSpec => ({
   title: 'Cost',
   panels: [
-    stat({
-      title: 'Spend rate',
-      description: 'USD per hour across the selection, priced by Hermes (agent.usage_pricing) or the config price table; subscription-included calls count 0.',
-      unit: 'currencyUSD',
-      width: 6,
-      queries: [{ expr: `${sumBy([], q.rateOf('hermes_cost_usd_total', PROVIDER, MODEL))} ${PER_HOUR}`, legend: 'USD/h' }],
-    }),
     timeseries({
       title: 'Spend rate by provider and model',
       description: 'USD per hour by provider and model.',
       unit: 'currencyUSD',
       min: 0,
-      width: 6,
+      width: 8,
       stacked: true,
       queries: [
         {
@@ -311,7 +382,7 @@ const cost = (q: Promql): RowSpec => ({
       description: 'USD per hour by how calls were priced: hermes (Hermes\' own pricing), config (the sidecar\'s price table), included (subscription, 0).',
       unit: 'currencyUSD',
       min: 0,
-      width: 6,
+      width: 8,
       stacked: true,
       queries: [{ expr: `${sumBy(['pricing'], q.rateOf('hermes_cost_usd_total', PROVIDER, MODEL))} ${PER_HOUR}`, legend: '{{pricing}}' }],
     }),
@@ -320,7 +391,7 @@ const cost = (q: Promql): RowSpec => ({
       description: 'Successful calls per second that neither Hermes nor the price table could price (not in the spend): add the route to prices: in the config file.',
       unit: 'reqps',
       min: 0,
-      width: 6,
+      width: 8,
       queries: [
         {
           expr: sumBy(['provider', 'model', 'reason'], q.rateOf('hermes_cost_unpriced_requests_total', PROVIDER, MODEL)),
@@ -409,12 +480,13 @@ const tools = (q: Promql): RowSpec => ({
     }),
     bargauge({
       title: 'Top failing tools',
-      description: 'The ten tools with the most calls ending in error or timeout, ranked by their mean rate over the time range.',
-      unit: 'ops',
+      description: 'The ten tools with the most calls ending in error or timeout over the dashboard\'s time range.',
+      unit: 'short',
       min: 0,
+      thresholds: neutral(),
       queries: [
         {
-          expr: `topk(10, ${sumBy(['tool'], q.rateOf('hermes_tool_calls_total', 'status=~"error|timeout"'))})`,
+          expr: `topk(10, ${sumBy(['tool'], `increase(${q.selected('hermes_tool_calls_total', 'status=~"error|timeout"')}[${RANGE}])`)})`,
           legend: '{{tool}}',
         },
       ],
@@ -613,7 +685,7 @@ const genAiConventions = (q: Promql): RowSpec => ({
     timeseries({
       title: 'GenAI token usage per call p50 / p95 by token type',
       description: 'Tokens per successful call from gen_ai_client_token_usage: input is the whole prompt, cached parts included. Empty unless the sidecar runs with --metrics.semconv.',
-      unit: 'suffix:tok',
+      unit: 'short',
       min: 0,
       width: 12,
       queries: [
@@ -644,7 +716,7 @@ const sessionsAndOutputSpeed = (q: Promql): RowSpec => ({
     timeseries({
       title: 'Session tokens p50 / p95',
       description: 'Prompt and output tokens per finalized session, by platform: every call re-sends the context, so this grows with turns.',
-      unit: 'suffix:tok',
+      unit: 'short',
       min: 0,
       queries: [
         { expr: q.quantileOf(0.5, 'hermes_session_tokens', ['platform']), legend: 'p50 {{platform}}' },
@@ -674,7 +746,7 @@ const sessionsAndOutputSpeed = (q: Promql): RowSpec => ({
     timeseries({
       title: 'Output speed p50 by provider and model',
       description: 'Median output tokens per second of streamed successful main-loop calls, from the first chunk to the end of the call; a drop with steady time to first chunk points at the provider decoding slower.',
-      unit: 'suffix:tok/s',
+      unit: 'cps',
       min: 0,
       width: 16,
       queries: [
@@ -700,7 +772,7 @@ const history = (q: Promql): RowSpec => ({
     timeseries({
       title: 'Tokens: history and live',
       description: 'Tokens per second, from the session databases (source="backfill", at each usage row\'s last_seen) and from the live scrape (live). Empty for history until `hermes-prometheus-sidecar backfill` blocks are loaded.',
-      unit: 'suffix:tok/s',
+      unit: 'cps',
       min: 0,
       queries: [{ expr: bySource(q.rateOf('hermes_tokens_total', PROVIDER, MODEL)), legend: '{{source}}' }],
     }),
@@ -735,6 +807,6 @@ export function agentOverviewDashboard(config: MonitoringConfig): Dashboard {
       providerVariable(q),
       modelVariable(q),
     ],
-    rows: [atAGlance, (query: Promql) => sloRow(query, config), providerCalls, tokens, cost, errorsAndRetries, tools, approvals, turnsAndSessions, subagents, genAiConventions, sessionsAndOutputSpeed, history].map((row) => row(q)),
+    rows: [(query: Promql) => atAGlance(query, config), (query: Promql) => sloRow(query, config), load, providerCalls, tokens, cost, errorsAndRetries, tools, approvals, turnsAndSessions, subagents, genAiConventions, sessionsAndOutputSpeed, history].map((row) => row(q)),
   });
 }

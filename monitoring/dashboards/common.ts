@@ -16,11 +16,15 @@ import {
   MappingType,
   QueryVariableBuilder,
   RowBuilder,
+  ThresholdsConfigBuilder,
+  ThresholdsMode,
   VariableRefresh,
   VariableSort,
   type Dashboard,
   type DataSourceRef,
+  type GridPos,
   type Panel,
+  type ThresholdsConfig,
   type ValueMapping,
   type VariableModel,
 } from '@grafana/grafana-foundation-sdk/dashboard';
@@ -30,6 +34,8 @@ import { PanelBuilder as StatPanelBuilder } from '@grafana/grafana-foundation-sd
 import { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries';
 import { grafana } from '../config.js';
 import { histogramSeries, quantileLabels, series, type HistogramKind } from '../promql.js';
+import { GRID_COLUMNS, pack } from './layout.js';
+import type { Steps } from './thresholds.js';
 
 /** Every panel and query reads from the data source the viewer picked; no uid is hard-coded. */
 export const DATASOURCE: DataSourceRef = { type: 'prometheus', uid: '${datasource}' };
@@ -54,6 +60,9 @@ export const SELECTION = ['job=~"$job"', 'instance=~"$instance"'] as const;
 
 /** Grafana's window for rate(): at least four scrape intervals, so it never comes out empty. */
 export const RATE_INTERVAL = '$__rate_interval';
+
+/** The dashboard's whole time range: the window of an instant query that ranks over it. */
+export const RANGE = '$__range';
 
 export function promql(selector: string, histograms: HistogramKind = 'classic'): Promql {
   const selected = (name: string, ...extra: readonly string[]): string => series(name, selector, ...SELECTION, ...extra);
@@ -93,6 +102,8 @@ interface PanelBase {
 export interface TimeseriesSpec extends PanelBase {
   readonly kind: 'timeseries';
   readonly stacked?: boolean;
+  /** Drawn as horizontal lines (alert levels, burn-rate factors). */
+  readonly thresholdLines?: Steps;
 }
 
 export interface StatSpec extends PanelBase {
@@ -100,10 +111,14 @@ export interface StatSpec extends PanelBase {
   /** `name` shows the legend instead of the value (build info). */
   readonly show?: 'value' | 'name';
   readonly mappings?: readonly ValueMapping[];
+  /** Required: Grafana's default (red at 80) means nothing for any figure here. */
+  readonly thresholds: Steps;
 }
 
+/** A ranking at one instant: every query runs as an instant query (a range query of topk ranks each step apart). */
 export interface BarGaugeSpec extends PanelBase {
   readonly kind: 'bargauge';
+  readonly thresholds: Steps;
 }
 
 export type PanelSpec = TimeseriesSpec | StatSpec | BarGaugeSpec;
@@ -112,6 +127,9 @@ export interface RowSpec {
   readonly title: string;
   readonly panels: readonly PanelSpec[];
 }
+
+/** The line a first screen ends above: what an on-call engineer sees without scrolling. */
+export const FIRST_SCREEN_LINES = 20;
 
 export function timeseries(spec: Omit<TimeseriesSpec, 'kind'>): TimeseriesSpec {
   return { kind: 'timeseries', ...spec };
@@ -144,13 +162,17 @@ function refId(index: number): string {
   return String.fromCharCode('A'.charCodeAt(0) + index);
 }
 
-function target(query: Query, index: number): DataqueryBuilder {
+function target(query: Query, index: number, instant: boolean): DataqueryBuilder {
   const builder = new DataqueryBuilder()
     .refId(refId(index))
     .datasource(DATASOURCE)
     .expr(query.expr)
     .legendFormat(query.legend);
-  return query.instant === true ? builder.instant() : builder.range();
+  return instant || query.instant === true ? builder.instant() : builder.range();
+}
+
+function thresholdsConfig(steps: Steps): ThresholdsConfigBuilder {
+  return new ThresholdsConfigBuilder().mode(ThresholdsMode.Absolute).steps(steps.map((step) => ({ ...step })));
 }
 
 /** Settings shared by every panel kind (their builders share these method names). */
@@ -161,31 +183,32 @@ function applyCommon<
     description(description: string): B;
     unit(unit: string): B;
     datasource(ref: DataSourceRef): B;
-    span(width: number): B;
-    height(height: number): B;
+    gridPos(gridPos: GridPos): B;
     min(min: number): B;
     max(max: number): B;
+    thresholds(thresholds: Builder<ThresholdsConfig>): B;
     withTarget(target: Builder<Dataquery>): B;
   },
->(builder: B, spec: PanelSpec, id: number, defaultHeight: number): B {
+>(builder: B, spec: PanelSpec, id: number, gridPos: GridPos): B {
   let panel = builder
     .id(id)
     .title(spec.title)
     .description(spec.description)
     .unit(spec.unit)
     .datasource(DATASOURCE)
-    .span(spec.width ?? DEFAULT_WIDTH)
-    .height(spec.height ?? defaultHeight);
+    .gridPos(gridPos);
   if (spec.min !== undefined) panel = panel.min(spec.min);
   if (spec.max !== undefined) panel = panel.max(spec.max);
+  const steps = spec.kind === 'timeseries' ? spec.thresholdLines : spec.thresholds;
+  if (steps !== undefined) panel = panel.thresholds(thresholdsConfig(steps));
   spec.queries.forEach((query, index) => {
-    panel = panel.withTarget(target(query, index));
+    panel = panel.withTarget(target(query, index, spec.kind === 'bargauge'));
   });
   return panel;
 }
 
-function timeseriesPanel(spec: TimeseriesSpec, id: number): Builder<Panel> {
-  const panel = applyCommon(new TimeseriesPanelBuilder(), spec, id, DEFAULT_HEIGHT)
+function timeseriesPanel(spec: TimeseriesSpec, id: number, gridPos: GridPos): Builder<Panel> {
+  let panel = applyCommon(new TimeseriesPanelBuilder(), spec, id, gridPos)
     .legend(
       new common.VizLegendOptionsBuilder()
         .showLegend(true)
@@ -199,6 +222,9 @@ function timeseriesPanel(spec: TimeseriesSpec, id: number): Builder<Panel> {
     )
     .lineWidth(1)
     .fillOpacity(spec.stacked === true ? 30 : 10);
+  if (spec.thresholdLines !== undefined) {
+    panel = panel.thresholdsStyle(new common.GraphThresholdsStyleConfigBuilder().mode(common.GraphThresholdsStyleMode.Line));
+  }
   return spec.stacked === true
     ? panel.stacking(new common.StackingConfigBuilder().mode(common.StackingMode.Normal))
     : panel;
@@ -208,8 +234,8 @@ function lastValue(): common.ReduceDataOptionsBuilder {
   return new common.ReduceDataOptionsBuilder().calcs(['lastNotNull']).values(false);
 }
 
-function statPanel(spec: StatSpec, id: number): Builder<Panel> {
-  const panel = applyCommon(new StatPanelBuilder(), spec, id, STAT_HEIGHT)
+function statPanel(spec: StatSpec, id: number, gridPos: GridPos): Builder<Panel> {
+  const panel = applyCommon(new StatPanelBuilder(), spec, id, gridPos)
     .reduceOptions(lastValue())
     .graphMode(spec.show === 'name' ? common.BigValueGraphMode.None : common.BigValueGraphMode.Area)
     .colorMode(common.BigValueColorMode.Value)
@@ -217,23 +243,27 @@ function statPanel(spec: StatSpec, id: number): Builder<Panel> {
   return spec.mappings === undefined ? panel : panel.mappings([...spec.mappings]);
 }
 
-function barGaugePanel(spec: BarGaugeSpec, id: number): Builder<Panel> {
-  return applyCommon(new BarGaugePanelBuilder(), spec, id, DEFAULT_HEIGHT)
-    // The mean over the dashboard's time range ranks the bars, not one noisy last point.
-    .reduceOptions(new common.ReduceDataOptionsBuilder().calcs(['mean']).values(false))
+function barGaugePanel(spec: BarGaugeSpec, id: number, gridPos: GridPos): Builder<Panel> {
+  return applyCommon(new BarGaugePanelBuilder(), spec, id, gridPos)
+    // Instant queries: one value per bar, ranked once (the query says over which window).
+    .reduceOptions(lastValue())
     .displayMode(common.BarGaugeDisplayMode.Gradient)
     .orientation(common.VizOrientation.Horizontal);
 }
 
-function panelBuilder(spec: PanelSpec, id: number): Builder<Panel> {
+function panelBuilder(spec: PanelSpec, id: number, gridPos: GridPos): Builder<Panel> {
   switch (spec.kind) {
     case 'timeseries':
-      return timeseriesPanel(spec, id);
+      return timeseriesPanel(spec, id, gridPos);
     case 'stat':
-      return statPanel(spec, id);
+      return statPanel(spec, id, gridPos);
     case 'bargauge':
-      return barGaugePanel(spec, id);
+      return barGaugePanel(spec, id, gridPos);
   }
+}
+
+function sizeOf(spec: PanelSpec): { width: number; height: number } {
+  return { width: spec.width ?? DEFAULT_WIDTH, height: spec.height ?? (spec.kind === 'stat' ? STAT_HEIGHT : DEFAULT_HEIGHT) };
 }
 
 /* ---------------------------------------------------------------- variables */
@@ -267,17 +297,16 @@ function labelValuesVariable(
   return variable.current({ ...selection, selected: true });
 }
 
-/** Jobs of the selected sidecars (those exposing the sidecar's build info); all are preselected. */
+/**
+ * Jobs and instances come from `up`, which Prometheus writes for every target it tries to scrape:
+ * a sidecar that is down stays in the list (with up = 0), where its build information would vanish.
+ */
 export function jobVariable(selector: string): Builder<VariableModel> {
-  return labelValuesVariable('job', 'Job', `label_values(${series('hermes_sidecar_build_info', selector)}, job)`);
+  return labelValuesVariable('job', 'Job', `label_values(${series('up', selector)}, job)`);
 }
 
 export function instanceVariable(selector: string): Builder<VariableModel> {
-  return labelValuesVariable(
-    'instance',
-    'Instance',
-    `label_values(${series('hermes_sidecar_build_info', selector, 'job=~"$job"')}, instance)`,
-  );
+  return labelValuesVariable('instance', 'Instance', `label_values(${series('up', selector, 'job=~"$job"')}, instance)`);
 }
 
 export function providerVariable(q: Promql): Builder<VariableModel> {
@@ -317,13 +346,18 @@ function hermesDashboardsLink(): DashboardLinkBuilder {
     .targetBlank(false);
 }
 
-/** Builds the dashboard; panel and row ids are numbered in layout order, starting at 1. */
+/**
+ * Builds the dashboard; panel and row ids are numbered in layout order, starting at 1. The first
+ * row is the first screen and stays open; every other row is collapsed, so a dashboard opened
+ * runs the first screen's queries only.
+ */
 export function buildDashboard(spec: DashboardSpec): Dashboard {
   const dashboard = new DashboardBuilder(spec.title)
     .uid(spec.uid)
     .description(spec.description)
     .tags([...grafana.tags])
-    .editable()
+    // Dashboards are code (monitoring/dashboards/*.ts): an edit in the UI would be lost at the next build.
+    .readonly()
     .tooltip(DashboardCursorSync.Crosshair)
     .time({ from: 'now-3h', to: 'now' })
     .timezone('browser')
@@ -331,9 +365,22 @@ export function buildDashboard(spec: DashboardSpec): Dashboard {
     .link(hermesDashboardsLink())
     .variables([...spec.variables]);
   let nextId = 1;
-  for (const row of spec.rows) {
-    dashboard.withRow(new RowBuilder(row.title).id(nextId++));
-    for (const panel of row.panels) dashboard.withPanel(panelBuilder(panel, nextId++));
-  }
+  let top = 0;
+  spec.rows.forEach((row, index) => {
+    const collapsed = index > 0;
+    const rowBuilder = new RowBuilder(row.title).id(nextId++).gridPos({ x: 0, y: top, w: GRID_COLUMNS, h: 1 }).collapsed(collapsed);
+    const { positions, bottom } = pack(row.panels.map(sizeOf), top + 1);
+    if (!collapsed && bottom > FIRST_SCREEN_LINES) throw new Error(`${spec.uid}: the open row "${row.title}" ends at line ${bottom}, below the first screen (${FIRST_SCREEN_LINES})`);
+    const panels = row.panels.map((panel, panelIndex) => panelBuilder(panel, nextId++, positions[panelIndex] as GridPos));
+    if (collapsed) {
+      for (const panel of panels) rowBuilder.withPanel(panel);
+      dashboard.withRow(rowBuilder);
+      top += 1;
+    } else {
+      dashboard.withRow(rowBuilder);
+      for (const panel of panels) dashboard.withPanel(panel);
+      top = bottom;
+    }
+  });
   return dashboard.build();
 }

@@ -6,6 +6,13 @@
  */
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
 import {
+  ANY_INCREASE,
+  COLORS,
+  neutral,
+  redBelow,
+  redFrom,
+} from './thresholds.js';
+import {
   buildDashboard,
   datasourceVariable,
   instanceVariable,
@@ -27,7 +34,10 @@ function ageOf(q: Promql, timestampGauge: string): string {
   return `time() - max(${q.selected(timestampGauge)})`;
 }
 
-const status = (q: Promql): RowSpec => ({
+/** A plugin instance counts as stale after three missed heartbeats at the plugin's default 5 s interval. */
+const PLUGIN_STALE_SECONDS = 15;
+
+const status = (q: Promql, { thresholds }: MonitoringConfig): RowSpec => ({
   title: 'Status',
   panels: [
     stat({
@@ -36,6 +46,7 @@ const status = (q: Promql): RowSpec => ({
       unit: 'none',
       width: 3,
       mappings: [upDownMapping()],
+      thresholds: redBelow(1),
       queries: [{ expr: `min(${q.selected('up')})`, legend: 'up' }],
     }),
     stat({
@@ -44,6 +55,7 @@ const status = (q: Promql): RowSpec => ({
       unit: 'none',
       width: 5,
       show: 'name',
+      thresholds: neutral(),
       queries: [
         {
           expr: q.selected('hermes_sidecar_build_info'),
@@ -57,13 +69,16 @@ const status = (q: Promql): RowSpec => ({
       description: 'Seconds since the newest event was applied. Hermes idles between turns, so compare with plugin heartbeats before worrying.',
       unit: 's',
       width: 3,
+      // Hermes idles between turns: an old last event is no fault by itself.
+      thresholds: neutral(),
       queries: [{ expr: ageOf(q, 'hermes_sidecar_last_event_timestamp_seconds'), legend: 'age' }],
     }),
     stat({
       title: 'Plugin last seen',
-      description: 'Seconds since the newest heartbeat or event from any bridge plugin instance.',
+      description: `Seconds since the newest heartbeat or event from any bridge plugin instance; orange past ${String(PLUGIN_STALE_SECONDS)} s, when a plugin at the default 5 s heartbeat has missed three and counts as stale.`,
       unit: 's',
       width: 3,
+      thresholds: [{ value: null, color: COLORS.ok }, { value: PLUGIN_STALE_SECONDS, color: COLORS.warning }],
       queries: [{ expr: ageOf(q, 'hermes_plugin_last_seen_timestamp_seconds'), legend: 'age' }],
     }),
     stat({
@@ -71,6 +86,8 @@ const status = (q: Promql): RowSpec => ({
       description: 'Bridge plugin instances with a heartbeat within three intervals.',
       unit: 'short',
       width: 2,
+      // No live plugin: nothing reaches the sidecar.
+      thresholds: redBelow(1),
       queries: [{ expr: sumBy([], q.selected('hermes_plugin_instances', 'state="live"')), legend: 'live' }],
     }),
     stat({
@@ -78,15 +95,17 @@ const status = (q: Promql): RowSpec => ({
       description: 'Live series across agent metrics; compare with the configured caps and the scrape sample_limit.',
       unit: 'short',
       width: 3,
+      thresholds: neutral(),
       queries: [{ expr: sumBy([], q.selected('hermes_sidecar_series')), legend: 'series' }],
     }),
     stat({
       title: 'Queue fill',
-      description: 'Ingest queue depth as a share of its capacity; at 100 % batches are refused with 429/503.',
+      description: `Ingest queue depth as a share of its capacity; red at ${String(thresholds.queueFillRatio)} (HermesSidecarQueueNearCapacity); at 100 % batches are refused with 429/503.`,
       unit: 'percentunit',
       width: 2,
       min: 0,
       max: 1,
+      thresholds: redFrom(thresholds.queueFillRatio),
       queries: [
         {
           expr: `${sumBy([], q.selected('hermes_sidecar_queue_depth'))} / (${sumBy([], q.selected('hermes_sidecar_queue_capacity'))} > 0)`,
@@ -99,19 +118,16 @@ const status = (q: Promql): RowSpec => ({
       description: 'Failures per second while rendering /metrics (a collector that threw, or a failed render answered with 500).',
       unit: 'cps',
       width: 3,
+      // Any scrape error is a fault (HermesSidecarScrapeErrors fires on one).
+      thresholds: redFrom(ANY_INCREASE),
       queries: [{ expr: sumBy([], q.rateOf('hermes_sidecar_scrape_errors_total')), legend: 'errors' }],
     }),
-  ],
-});
-
-const delivery = (q: Promql): RowSpec => ({
-  title: 'Delivery health',
-  panels: [
     timeseries({
       title: 'Dropped callbacks by hook and reason',
       description: 'Hook callbacks the bridge plugin dropped inside Hermes (from its heartbeats). Every drop is an event missing from the agent metrics.',
       unit: 'cps',
       min: 0,
+      width: 12,
       queries: [
         {
           expr: sumBy(['hook', 'reason'], q.rateOf('hermes_plugin_callbacks_dropped_total')),
@@ -125,6 +141,7 @@ const delivery = (q: Promql): RowSpec => ({
         'Lost: settled gaps in plugin sequence numbers (events that left Hermes and never arrived). Late: events that filled a gap before it settled (applied once). Duplicate: retried batches, applied once. Resets: sequence jumps past the window (a new epoch, nothing counted lost) and restarts under the same instance. Discarded: answered 202, not applied: after_lost (already counted lost) or beyond_memory (older than the sidecar remembers). Stale heartbeats: delayed or replayed, ignored.',
       unit: 'cps',
       min: 0,
+      width: 12,
       queries: [
         { expr: sumBy([], q.rateOf('hermes_sidecar_events_lost_total')), legend: 'lost' },
         { expr: sumBy([], q.rateOf('hermes_sidecar_events_late_total')), legend: 'late' },
@@ -134,6 +151,12 @@ const delivery = (q: Promql): RowSpec => ({
         { expr: sumBy(['reason'], q.rateOf('hermes_sidecar_heartbeats_stale_total')), legend: 'stale heartbeats {{reason}}' },
       ],
     }),
+  ],
+});
+
+const delivery = (q: Promql): RowSpec => ({
+  title: 'Delivery health',
+  panels: [
     timeseries({
       title: 'Orphaned spans by kind',
       description: 'Started operations whose terminal event never came within the span TTL (or were evicted from a full map).',
@@ -148,6 +171,7 @@ const delivery = (q: Promql): RowSpec => ({
       min: 0,
       queries: [
         { expr: sumBy(['reason'], q.rateOf('hermes_sidecar_sessions_unobserved_total')), legend: 'sessions {{reason}}' },
+        { expr: sumBy(['platform'], q.rateOf('hermes_sidecar_sessions_inferred_total')), legend: 'sessions inferred (start skipped by Hermes) {{platform}}' },
         { expr: sumBy(['reason'], q.rateOf('hermes_sidecar_output_speed_unmeasured_total')), legend: 'output speed {{reason}}' },
       ],
     }),
@@ -237,6 +261,7 @@ const ingest = (q: Promql): RowSpec => ({
         'Open connections per listener against their cap (--web.max-connections, --ingest.max-connections), and the connections the sidecar closed itself, by listener and reason: refused or evicted at the cap, a request head or request too slow, an answer not read in time, too many pipelined requests; and scrape answers dropped because too many bytes sat unread. A steady rate of closes means a peer that holds connections or does not read. Stalled: connections whose peer has stopped reading its answer (the first evicted at the cap). Renders against paced scrapes: scrapes that waited for a later render (--web.min-render-interval); many paced scrapes per render means a crowd of scrapers.',
       unit: 'short',
       min: 0,
+      width: 24,
       queries: [
         { expr: sumBy(['listener'], q.selected('hermes_sidecar_connections_open')), legend: '{{listener}} open' },
         { expr: sumBy(['listener'], q.selected('hermes_sidecar_connections_limit')), legend: '{{listener}} cap' },
@@ -409,6 +434,6 @@ export function sidecarHealthDashboard(config: MonitoringConfig): Dashboard {
     description:
       'Delivery health of the Hermes observer-hook pipeline (plugin, ingest, queue) and of the sidecar process.',
     variables: [datasourceVariable(), jobVariable(config.selector), instanceVariable(config.selector)],
-    rows: [status, delivery, ingest, processRow].map((row) => row(q)),
+    rows: [status(q, config), delivery(q), ingest(q), processRow(q)],
   });
 }

@@ -43,7 +43,7 @@ TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 if TESTS_DIR not in sys.path:
     sys.path.insert(0, TESTS_DIR)
 
-from hermes_dispatch import PluginManager, load_directory_plugin  # noqa: E402
+from hermes_dispatch import PluginManager, load_directory_plugin, load_entry_point_plugin  # noqa: E402
 
 PLUGIN_DIR = os.path.join(os.path.dirname(TESTS_DIR), "hermes_prometheus_bridge")
 
@@ -498,8 +498,8 @@ def drain(bridge, timeout):
     return False
 
 
-def hold(driver, bridge, stdin):
-    write({"type": "ready", "stats": bridge.stats()})
+def hold(driver, bridge, stdin, plugin_file):
+    write({"type": "ready", "stats": bridge.stats(), "plugin_file": plugin_file})
     for raw in stdin:
         words = raw.split()
         if not words:
@@ -542,6 +542,9 @@ def parse_args(argv):
     parser.add_argument("--drain-timeout", type=float, default=10.0,
                         help="seconds to wait for delivery before exiting")
     parser.add_argument("--sentinel", default=None, help="secret planted in content fields")
+    parser.add_argument("--entry-point", default=None, metavar="NAME",
+                        help="load the pip-installed plugin NAME through the hermes_agent.plugins "
+                             "entry points, as Hermes does, instead of the plugin directory")
     args = parser.parse_args(argv)
     if args.events is not None and args.scenario is not None:
         parser.error("--events and --scenario are exclusive")
@@ -560,7 +563,10 @@ def main(argv=None, stdin=None):
         os.environ["HERMES_SIDECAR_HEARTBEAT_INTERVAL"] = str(args.heartbeat_interval)
     observer = args.scenario == "envelope"
     manager = PluginManager(hook_callback_timeout=args.hook_timeout)
-    module = load_directory_plugin(PLUGIN_DIR, manager, observer_hooks=observer)
+    if args.entry_point is not None:
+        module = load_entry_point_plugin(args.entry_point, manager)
+    else:
+        module = load_directory_plugin(PLUGIN_DIR, manager, observer_hooks=observer)
     bridges = list(module._LIVE_BRIDGES)
     if len(bridges) != 1:
         write({"type": "error", "error": "plugin did not start a bridge"})
@@ -579,7 +585,7 @@ def main(argv=None, stdin=None):
     emit_seconds = time.monotonic() - started
     drained = drain(bridge, args.drain_timeout)
     if args.hold:
-        hold(driver, bridge, stdin if stdin is not None else sys.stdin)
+        hold(driver, bridge, stdin if stdin is not None else sys.stdin, module.__file__)
         drained = drain(bridge, args.drain_timeout)
     bridge.shutdown()  # what atexit would do: final heartbeat, leftovers counted "shutdown"
     stats = bridge.stats()
@@ -598,6 +604,7 @@ def main(argv=None, stdin=None):
         "dropped": stats["dropped"],
         "stats": stats,
         "hook_failures": [repr(failure) for failure in manager.failures],
+        "plugin_file": module.__file__,
     })
     return 0 if not manager.failures else 1
 

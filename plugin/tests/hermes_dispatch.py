@@ -24,6 +24,7 @@ receive one ``hook`` object whose ``payload`` is a read-only ``{"event": ..., "d
 """
 
 import contextlib
+import importlib.metadata
 import importlib.util
 import inspect
 import os
@@ -359,4 +360,41 @@ def load_directory_plugin(plugin_dir, manager, observer_hooks=False, profile=Non
     context = PluginContext(manager, name, observer_hooks=observer_hooks, profile=profile)
     module.register(context)
     module.hermes_test_context = context  # lets a test unload it as Hermes would
+    return module
+
+
+# hermes_cli/plugins_discovery.py ENTRY_POINTS_GROUP (00067189): pip-installed plugins.
+ENTRY_POINTS_GROUP = "hermes_agent.plugins"
+
+
+def _select_entry_point_group(entry_points, group):
+    """As ``_select_entry_point_group`` in hermes_cli/plugins_discovery.py: one group across the
+    ``importlib.metadata`` APIs of Python 3.9 (a dict) and 3.10+ (``select``)."""
+    if hasattr(entry_points, "select"):
+        return list(entry_points.select(group=group))
+    if isinstance(entry_points, dict):
+        return list(entry_points.get(group, []))
+    return [ep for ep in entry_points if ep.group == group]
+
+
+def load_entry_point_plugin(name, manager, profile=None):
+    """Load the pip-installed plugin ``name`` the way Hermes' loader does, and call ``register``.
+
+    ``discover_entrypoint_manifests`` names each plugin after its entry point (``ep.name`` is the
+    key ``hermes plugins enable`` takes); ``_load_entrypoint_module`` finds the entry point of
+    that name in the group and ``ep.load()``s it; ``_load_plugin_scoped`` then calls the loaded
+    object's ``register(ctx)`` (a plugin without one is reported, not loaded). Returns the module.
+    """
+    for entry_point in _select_entry_point_group(importlib.metadata.entry_points(), ENTRY_POINTS_GROUP):
+        if entry_point.name == name:
+            module = entry_point.load()
+            break
+    else:
+        raise ImportError("Entry point '%s' not found in group '%s'" % (name, ENTRY_POINTS_GROUP))
+    register = getattr(module, "register", None)
+    if register is None:
+        raise ImportError("plugin '%s' has no register() function" % name)
+    context = PluginContext(manager, name, profile=profile)
+    register(context)
+    module.hermes_test_context = context
     return module

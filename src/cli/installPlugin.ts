@@ -33,16 +33,20 @@ export interface InstallPluginIo {
   readonly pluginSourceDir: string;
 }
 
-const INSTALL_PLUGIN_HELP = `Usage: hermes-prometheus-sidecar install-plugin [--hermes-home DIR] [--enable]
+const INSTALL_PLUGIN_HELP = `Usage: hermes-prometheus-sidecar install-plugin [--hermes-home DIR] [--enable] [--create]
 
 Install the Hermes bridge plugin (${PLUGIN_NAME}) into DIR/plugins/${PLUGIN_NAME}/.
 
 Options:
-  --hermes-home DIR  Hermes home directory (default: $HERMES_HOME, else ~/.hermes)
+  --hermes-home DIR  Hermes home directory (default: $HERMES_HOME, else ~/.hermes); it must
+                     already be a Hermes home (config.yaml, .env, state.db, sessions/, logs/
+                     or plugins/ in it) unless --create is given
   --enable           also add ${PLUGIN_NAME} to plugins.enabled in DIR/config.yaml
                      (comments and other settings are kept; nothing changes if already listed)
+  --create           make DIR a new Hermes home if it is not one yet (e.g. a fresh volume)
   -h, --help         show this help
 
+Run it as the user who owns the Hermes home (in a container: --user with that uid and gid).
 Exit status: 0 done, 1 refused or failed (nothing half-written), 2 bad arguments.
 `;
 
@@ -55,18 +59,31 @@ export function defaultPluginSourceDir(): string {
 interface Options {
   readonly hermesHome: string | undefined;
   readonly enable: boolean;
+  readonly create: boolean;
   readonly help: boolean;
 }
 
-const OPTION_NAMES = ['hermes-home', 'enable', 'help'];
+const OPTION_NAMES = ['hermes-home', 'enable', 'create', 'help'];
+const SEE_HELP = 'see install-plugin --help';
 
-/** parseArgs names an unknown option; say which one was probably meant, as the sidecar's flags do. */
+/** parseArgs' messages quote Node's option syntax; these say what is wrong in one sentence, with the option probably meant. */
 function argumentError(error: unknown): string {
   const { code, message } = error as { code?: string; message: string };
-  if (code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return message;
-  const named = /'(-[^' ]*)/.exec(message)?.[1] ?? '';
-  const near = closest(named.replace(/^-+/, ''), OPTION_NAMES);
-  return near === undefined ? `${named} is not an option` : `${named} is not an option: did you mean --${near}?`;
+  const named = /'(-?-?[^' ]*)/.exec(message)?.[1] ?? '';
+  switch (code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
+      const near = closest(named.replace(/^-+/, '').replace(/=.*$/, ''), OPTION_NAMES);
+      return near === undefined ? `${named} is not an option (${SEE_HELP})` : `${named} is not an option: did you mean --${near}? (${SEE_HELP})`;
+    }
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return /argument missing/.test(message)
+        ? `${named.replace(/ .*$/, '')} needs a value (${SEE_HELP})`
+        : `${named.replace(/ .*$/, '')} takes no value (${SEE_HELP})`;
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return `${named} is not an option; install-plugin takes only options (${SEE_HELP})`;
+    default:
+      return `${message} (${SEE_HELP})`;
+  }
 }
 
 function parseOptions(argv: readonly string[]): Options {
@@ -75,12 +92,13 @@ function parseOptions(argv: readonly string[]): Options {
     options: {
       'hermes-home': { type: 'string' },
       enable: { type: 'boolean', default: false },
+      create: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
     allowPositionals: false,
     strict: true,
   });
-  return { hermesHome: values['hermes-home'], enable: values.enable === true, help: values.help === true };
+  return { hermesHome: values['hermes-home'], enable: values.enable === true, create: values.create === true, help: values.help === true };
 }
 
 function expandHome(value: string, env: NodeJS.ProcessEnv): string {
@@ -96,6 +114,40 @@ export function resolveHermesHome(flag: string | undefined, env: NodeJS.ProcessE
   return path.resolve(expandHome(chosen, env));
 }
 
+
+// ---------------------------------------------------------------------------- the Hermes home
+
+/** What Hermes keeps in a home it has used; any one of them makes DIR a Hermes home. */
+const HOME_MARKERS = ['config.yaml', '.env', 'state.db', 'sessions', 'logs', 'plugins'];
+
+/**
+ * A mistyped --hermes-home would otherwise become a new, unused home that Hermes never reads:
+ * refuse a directory that is missing or holds none of Hermes' files, unless --create says so.
+ */
+async function checkHermesHome(hermesHome: string, create: boolean): Promise<void> {
+  if (create) return;
+  let entries: string[];
+  try {
+    entries = await readdir(hermesHome);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') throw new InstallError(`${hermesHome} does not exist: check --hermes-home (or $HERMES_HOME), or pass --create to make a new Hermes home there`);
+    if (errorCode(error) === 'ENOTDIR') throw new InstallError(`${hermesHome} is not a directory: check --hermes-home (or $HERMES_HOME)`);
+    throw error;
+  }
+  if (!entries.some((name) => HOME_MARKERS.includes(name))) {
+    throw new InstallError(`${hermesHome} is not a Hermes home (it has none of ${HOME_MARKERS.join(', ')}): check --hermes-home (or $HERMES_HOME), or pass --create to make it one`);
+  }
+}
+
+/** A permission error names the user who can write the home, and how to run as that user. */
+async function permissionHint(hermesHome: string): Promise<string> {
+  try {
+    const owner = await stat(hermesHome);
+    return `run install-plugin as the owner of ${hermesHome} (uid ${owner.uid}, gid ${owner.gid}); in a container, add --user ${owner.uid}:${owner.gid}`;
+  } catch {
+    return `run install-plugin as the user who owns ${hermesHome}`;
+  }
+}
 
 // ---------------------------------------------------------------------------- plugin copy
 
@@ -154,8 +206,12 @@ async function installPluginFiles(sourceDir: string, hermesHome: string): Promis
     if (hadPrevious) await rm(previous, { recursive: true, force: true });
     return { target, files };
   } catch (error) {
-    await rm(staging, { recursive: true, force: true });
+    await rm(staging, { recursive: true, force: true }).catch(() => undefined);
     if (error instanceof InstallError) throw error;
+    const code = errorCode(error);
+    if (code === 'EACCES' || code === 'EPERM') {
+      throw new InstallError(`permission denied writing ${pluginsDir}: ${await permissionHint(hermesHome)}`);
+    }
     throw new InstallError(`could not install into ${target}: ${(error as Error).message}`);
   }
 }
@@ -174,6 +230,7 @@ async function exists(file: string): Promise<boolean> {
 
 async function install(options: Options, io: InstallPluginIo): Promise<void> {
   const hermesHome = resolveHermesHome(options.hermesHome, io.env);
+  await checkHermesHome(hermesHome, options.create);
   const version = await readPluginVersion(io.pluginSourceDir);
   const plan = options.enable ? await planConfigEdit(hermesHome) : undefined;
 
@@ -209,7 +266,7 @@ export async function runInstallPlugin(argv: string[], io: InstallPluginIo): Pro
   try {
     options = parseOptions(argv);
   } catch (error) {
-    io.stderr(`install-plugin: ${argumentError(error)}\n\n${INSTALL_PLUGIN_HELP}`);
+    io.stderr(`install-plugin: ${argumentError(error)}\n`);
     return 2;
   }
   if (options.help) {
@@ -217,7 +274,7 @@ export async function runInstallPlugin(argv: string[], io: InstallPluginIo): Pro
     return 0;
   }
   if (options.hermesHome !== undefined && options.hermesHome.trim() === '') {
-    io.stderr(`install-plugin: --hermes-home must not be empty\n\n${INSTALL_PLUGIN_HELP}`);
+    io.stderr(`install-plugin: --hermes-home must not be empty (${SEE_HELP})\n`);
     return 2;
   }
   try {

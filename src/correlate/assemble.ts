@@ -6,10 +6,10 @@
  * compare them.
  */
 import { LABEL_GUARD_FAMILIES, type LabelGuard } from '../metrics/labels.js';
-import { collectables, createRecorders, RECORDER_FAMILIES, type Sweepable } from './recorders/index.js';
+import { createRecorders, RECORDER_FAMILIES, type Sweepable } from './recorders/index.js';
 import { familiesFor, type Families } from '../metrics/registry.js';
 import { DISPATCHER_FAMILIES, Dispatcher } from './dispatcher.js';
-import { SPAN_FAMILIES } from './recorders/context.js';
+import { SPAN_FAMILIES } from './recorders/spanTables.js';
 import { PluginInstances } from './instances.js';
 import type { Clock } from '../clock.js';
 import { HeldClock } from './heldClock.js';
@@ -18,7 +18,7 @@ import { PriceTable, type PriceEntry } from './recorders/pricing.js';
 import { stepsInTurn } from '../slices.js';
 import { VALUES, type ValueOf } from '../contract/vocabulary.js';
 import { counter, mergeDeclarations, type Declarations } from '../metrics/declare.js';
-import { STATE_VALUES } from './tables.js';
+import { STATE_VALUES } from './stateTableNames.js';
 
 /** The families this module writes (and all it is handed). */
 export const STATE_FAMILIES = {
@@ -125,7 +125,6 @@ export function createEventPipeline(
     onLost: (events) => delivery.lost(events),
     onReset: (reason) => delivery.sequenceReset(reason),
     onStale: (reason) => delivery.staleHeartbeat(reason),
-    onFolded: (key) => delivery.folded(key),
   });
   const recorders = createRecorders(
     {
@@ -142,7 +141,6 @@ export function createEventPipeline(
     },
     familiesFor(metrics, RECORDER_FAMILIES),
     delivery,
-    { maxInstances: config.sequence.maxInstances },
   );
   // The instance table sweeps in one step of its own.
   sweepables.push({
@@ -151,7 +149,6 @@ export function createEventPipeline(
       return false;
     },
   });
-  const gauges = collectables(recorders);
   return {
     dispatcher: new Dispatcher(recorders, instances, familiesFor(metrics, DISPATCHER_FAMILIES), held, onApplyError, valueRejected),
     instances,
@@ -159,8 +156,10 @@ export function createEventPipeline(
     sweepSteps: () => stepsInTurn(sweepables.map((table) => () => table.sweepSteps())),
     collect: () => {
       instances.settleExpired();
-      delivery.instancesSeen(instances.liveness());
-      for (const recorder of gauges) recorder.collect();
+      // One liveness pass feeds both hermes_plugin_instances and hermes_plugin_info.
+      const liveness = instances.liveness();
+      delivery.instancesSeen(liveness);
+      recorders.plugins.hostsSeen(liveness.hosts);
     },
   };
 }

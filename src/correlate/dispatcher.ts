@@ -116,7 +116,7 @@ export class Dispatcher {
         if (data.call.kind === 'main') turns.countApiAttempt(data.call.turnId);
         return api.failed(data, event.observedAt);
       case 'turn_started':
-        sessions.turnStarted(data.sessionId);
+        sessions.turnStarted(data.sessionId, data.platform, event.observedAt);
         return turns.started(data, event.observedAt);
       case 'turn_finished':
         sessions.touch(data.sessionId);
@@ -151,12 +151,14 @@ export class Dispatcher {
         return runs.memoryWritten(data);
       case 'agent_interrupted':
         return interrupts.interrupted(data);
-      case 'plugin_heartbeat':
-        if (event.instance !== undefined) {
-          delivery.dropped(this.instances.heartbeat(event.instance, data));
-          plugins.heartbeat(event.instance, data);
-        }
-        return;
+      case 'plugin_heartbeat': {
+        if (event.instance === undefined) return;
+        delivery.dropReports(data.dropped);
+        // The table judges the heartbeat (a stale one changes nothing and returns no deltas).
+        const deltas = this.instances.heartbeat(event.instance, { ...data, host: plugins.hostLabels(data) });
+        delivery.dropped(deltas);
+        return plugins.refused(deltas);
+      }
       case 'ignored':
         this.metrics.eventsIgnored.inc({ event: ignoredEventLabel(event.name) });
         return;

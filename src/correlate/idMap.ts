@@ -66,3 +66,11 @@ export class IdMap<V> {
     return long ? this.long.delete(key) : this.short.delete(key);
   }
 }
+
+/**
+ * A map key made of two opaque ids. The length prefix keeps it injective whatever the ids
+ * contain.
+ */
+export function compositeKey(first: string, second: string): string {
+  return `${first.length}:${first}${second}`;
+}

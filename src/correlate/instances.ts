@@ -1,7 +1,10 @@
 /**
- * The table of bridge-plugin instances: per instance its sequence accounting (sequence/tracker.ts;
- * the rules are in docs/metrics.md, "Sequence accounting"), heartbeat drop totals turned into
- * deltas, and liveness.
+ * The one table of bridge-plugin instances: per instance its sequence accounting
+ * (sequence/tracker.ts; the rules are in docs/metrics.md, "Sequence accounting"), what its last
+ * heartbeat said about its host (Hermes version, plugin version, profile), its cumulative host
+ * totals (callbacks dropped, values refused) turned into deltas by one per-boot rule, and its
+ * liveness. hermes_plugin_instances and hermes_plugin_info are both read from `liveness()`, so
+ * they always agree; a heartbeat judged stale changes nothing here.
  *
  * The table is bounded in entries and bytes (least recently seen evicted, counted), and idle
  * instances are forgotten after the TTL. A forgotten or evicted instance that applied events
@@ -9,8 +12,8 @@
  * so a batch it retries after coming back is not applied twice: its old numbers are beyond
  * memory (counted), its new ones count as usual.
  *
- * Heartbeat drop reports are keyed by hook and reason; both are folded into closed sets (known
- * hooks and reasons, else `other`), so the stored keys per instance are bounded by those sets.
+ * Host totals are keyed by hook and reason, or by field, folded into closed sets (hostTotals.ts),
+ * so the stored keys per instance are bounded by those sets.
  */
 import type { Clock } from '../clock.js';
 import {
@@ -22,11 +25,13 @@ import {
   type Tombstone,
   type TrackerContext,
 } from './sequence/tracker.js';
-import { STATE_VALUES } from './tables.js';
-import { VALUES } from '../contract/vocabulary.js';
+import { STATE_VALUES } from './stateTableNames.js';
+import { foldTotals, hostDelta, type HostDelta } from './hostTotals.js';
+import type { DropReport, RefusedReport } from '../contract/eventData.js';
 
 export { MAX_OPEN_GAPS, MAX_INTERVALS } from './sequence/epoch.js';
 export { MAX_EPOCHS, MAX_FORGOTTEN_RANGES, MAX_PAST_BOOTS, type SequenceVerdict } from './sequence/tracker.js';
+export type { DropDelta, HostDelta, RefusedDelta } from './hostTotals.js';
 
 /** Re-ordering the table on every event is wasted work: once a second per instance is plenty. */
 const REORDER_AFTER_SECONDS = 1;
@@ -38,15 +43,19 @@ const DEFAULT_HEARTBEAT_INTERVAL_SECONDS = 5;
 /** Bytes charged per table entry beyond its state: map slots, timestamps, the entry object. */
 const ENTRY_BYTES = 128;
 
-/** The hooks and reasons the bridge plugin reports drops for; anything else folds into `other`. */
-const DROP_HOOKS: ReadonlySet<string> = new Set(VALUES.plugin_hook);
-const KNOWN_DROP_REASONS: ReadonlySet<string> = new Set(VALUES.plugin_drop_reason);
-const OTHER = 'other';
+/** What a heartbeat says about its instance's host: the labels of hermes_plugin_info (guarded by the caller). */
+export interface HostLabels {
+  readonly hermes_version: string;
+  readonly plugin_version: string;
+  readonly profile: string;
+}
 
 interface InstanceState {
   lastSeenAt: number;
   lastHeartbeatAt: number | undefined;
   intervalSeconds: number;
+  /** As of the last heartbeat that was not stale; undefined before one. */
+  host: HostLabels | undefined;
   readonly tracker: InstanceTracker;
   /** Bytes charged to the table for this entry (id included), as of its last change. */
   bytes: number;
@@ -57,18 +66,27 @@ interface StoredTombstone {
   readonly bytes: number;
 }
 
-export interface DropDelta {
-  readonly hook: string;
-  readonly reason: string;
-  readonly delta: number;
-}
-
 export interface Heartbeat {
   readonly intervalSeconds?: number | undefined;
   readonly ackedSeq?: number | undefined;
   /** The sender's numbering run: a new one under the same instance is a restart. */
   readonly boot?: string | undefined;
-  readonly dropped: readonly { hook: string; reason: string; total: number }[];
+  readonly dropped: readonly DropReport[];
+  readonly refused?: readonly RefusedReport[] | undefined;
+  readonly host?: HostLabels | undefined;
+}
+
+/** Live instances with one host description (undefined: no heartbeat yet). */
+export interface HostCount {
+  readonly host: HostLabels | undefined;
+  readonly live: number;
+}
+
+/** The one liveness pass: instances live and stale, and the live ones by host. */
+export interface Liveness {
+  readonly live: number;
+  readonly stale: number;
+  readonly hosts: readonly HostCount[];
 }
 
 /** The state tables this module bounds (the `table` label of the evictions counter). */
@@ -92,10 +110,8 @@ export interface InstancesOptions {
   readonly onLost?: (events: number) => void;
   /** A new epoch (a far jump) or a new numbering under the same instance (a restart). */
   readonly onReset?: (reason: ResetReason) => void;
-  /** A heartbeat ignored as stale (an earlier boot, a lower acked_seq or a lower drop total). */
+  /** A heartbeat ignored as stale (an earlier boot, a lower acked_seq or a lower host total). */
   readonly onStale?: (reason: StaleReason) => void;
-  /** A heartbeat drop key folded into `other`. */
-  readonly onFolded?: (key: 'hook' | 'reason') => void;
 }
 
 export const DEFAULT_SEQUENCE_WINDOW = 100_000;
@@ -112,7 +128,7 @@ export class PluginInstances {
   private readonly context: TrackerContext;
 
   constructor(private readonly options: InstancesOptions) {
-    const { onLost, onReset, onStale, onEvict } = options;
+    const { onLost, onReset, onEvict } = options;
     const clock = options.clock;
     this.context = {
       get now() {
@@ -124,7 +140,6 @@ export class PluginInstances {
       },
       trimmed: () => onEvict('plugin_intervals'),
       reset: (reason) => onReset?.(reason),
-      stale: (reason) => onStale?.(reason),
       forgot: () => onEvict('plugin_epochs'),
     };
   }
@@ -152,24 +167,30 @@ export class PluginInstances {
 
   /**
    * Applies a heartbeat (see InstanceTracker.heartbeat): settles open gaps, takes acked_seq and
-   * boot into account, and turns its cumulative drop totals into increments.
+   * boot into account, keeps its host description and interval, and returns the rises of its
+   * cumulative host totals. A stale heartbeat changes nothing (counted) and returns none.
    */
-  heartbeat(instance: string, heartbeat: Heartbeat): DropDelta[] {
+  heartbeat(instance: string, heartbeat: Heartbeat): HostDelta[] {
+    // Any heartbeat, stale or not, is a sighting: it keeps the entry from the TTL, as an event does.
     const state = this.touch(instance);
-    state.lastHeartbeatAt = state.lastSeenAt;
     const { intervalSeconds, ackedSeq, boot } = heartbeat;
-    if (intervalSeconds !== undefined && intervalSeconds > 0) state.intervalSeconds = intervalSeconds;
-    const increments = state.tracker.heartbeat({ boot, ackedSeq, totals: this.foldDrops(heartbeat.dropped) }, this.context);
+    const totals = foldTotals(heartbeat.dropped, heartbeat.refused ?? []);
+    const outcome = state.tracker.heartbeat({ boot, ackedSeq, totals }, this.context);
+    if (outcome.stale === undefined) {
+      state.lastHeartbeatAt = state.lastSeenAt;
+      // 0 (allowed by the contract) or absent keeps the last interval: 0 would make it stale at once.
+      if (intervalSeconds !== undefined && intervalSeconds > 0) state.intervalSeconds = intervalSeconds;
+      if (heartbeat.host !== undefined) state.host = heartbeat.host;
+    } else {
+      this.options.onStale?.(outcome.stale);
+    }
     this.account(instance, state);
-    return increments.map(([key, delta]) => {
-      const [hook = OTHER, reason = OTHER] = key.split('\u0000');
-      return { hook, reason, delta };
-    });
+    return outcome.stale === undefined ? outcome.increments.map(([key, delta]) => hostDelta(key, delta)) : [];
   }
 
-  /** Drop keys stored for an instance (bounded by the known hooks and reasons). */
-  storedDropKeys(instance: string): number {
-    return this.states.get(instance)?.tracker.storedDropKeys ?? 0;
+  /** Host total keys stored for an instance (bounded by the known hooks, reasons and fields). */
+  storedTotalKeys(instance: string): number {
+    return this.states.get(instance)?.tracker.storedTotalKeys ?? 0;
   }
 
   /** Settles gaps that waited longer than the reorder time (run on sweeps and scrapes). */
@@ -178,15 +199,24 @@ export class PluginInstances {
     for (const state of this.states.values()) state.tracker.settleExpired(openedBefore, this.context);
   }
 
-  /** Instances whose last heartbeat (or, before any, last event) is recent enough, and the rest. */
-  liveness(): { live: number; stale: number } {
+  /**
+   * Instances whose last heartbeat (or, before any, last event) is recent enough, and the rest;
+   * the live ones also by host description. The one liveness rule of the sidecar.
+   */
+  liveness(): Liveness {
     const now = this.options.clock();
     let live = 0;
+    const hosts = new Map<string, { readonly host: HostLabels | undefined; live: number }>();
     for (const state of this.states.values()) {
       const lastSign = state.lastHeartbeatAt ?? state.lastSeenAt;
-      if (now - lastSign <= LIVE_HEARTBEAT_INTERVALS * state.intervalSeconds) live += 1;
+      if (now - lastSign > LIVE_HEARTBEAT_INTERVALS * state.intervalSeconds) continue;
+      live += 1;
+      const key = hostKey(state.host);
+      const count = hosts.get(key);
+      if (count === undefined) hosts.set(key, { host: state.host, live: 1 });
+      else count.live += 1;
     }
-    return { live, stale: this.states.size - live };
+    return { live, stale: this.states.size - live, hosts: [...hosts.values()] };
   }
 
   /** Forgets instances idle for longer than the TTL (leaving tombstones). */
@@ -207,20 +237,6 @@ export class PluginInstances {
     return this.options.maxBytes ?? DEFAULT_SEQUENCE_MAX_BYTES;
   }
 
-  /** Drop reports keyed by folded hook and reason, totals of keys that fold together summed. */
-  private foldDrops(reports: Heartbeat['dropped']): Map<string, number> {
-    const folded = new Map<string, number>();
-    for (const { hook, reason, total } of reports) {
-      const knownHook = DROP_HOOKS.has(hook);
-      const knownReason = KNOWN_DROP_REASONS.has(reason);
-      if (!knownHook) this.options.onFolded?.('hook');
-      if (!knownReason) this.options.onFolded?.('reason');
-      const key = `${knownHook ? hook : OTHER}\u0000${knownReason ? reason : OTHER}`;
-      folded.set(key, (folded.get(key) ?? 0) + total);
-    }
-    return folded;
-  }
-
   private touch(instance: string): InstanceState {
     const now = this.options.clock();
     let state = this.states.get(instance);
@@ -231,7 +247,7 @@ export class PluginInstances {
         this.tombstoneBytes -= stored.bytes;
       }
       const tracker = stored === undefined ? new InstanceTracker() : InstanceTracker.restore(stored.tombstone);
-      state = { lastSeenAt: now, lastHeartbeatAt: undefined, intervalSeconds: DEFAULT_HEARTBEAT_INTERVAL_SECONDS, tracker, bytes: 0 };
+      state = { lastSeenAt: now, lastHeartbeatAt: undefined, intervalSeconds: DEFAULT_HEARTBEAT_INTERVAL_SECONDS, host: undefined, tracker, bytes: 0 };
       this.states.set(instance, state);
       this.account(instance, state);
       return state;
@@ -246,7 +262,7 @@ export class PluginInstances {
 
   /** Recharges an entry's bytes, then evicts the least recently seen others while over a bound. */
   private account(instance: string, state: InstanceState): void {
-    const bytes = entryBytes(instance) + state.tracker.bytes;
+    const bytes = entryBytes(instance) + hostBytes(state.host) + state.tracker.bytes;
     this.bytes += bytes - state.bytes;
     state.bytes = bytes;
     while (this.states.size > this.options.maxInstances || (this.bytes > this.maxBytes && this.states.size > 1)) {
@@ -291,8 +307,18 @@ function entryBytes(instance: string): number {
   return ENTRY_BYTES + 2 * instance.length;
 }
 
+/** Tells host descriptions apart: guarded label values hold no control characters, so NUL separates them. */
+export function hostKey(host: HostLabels | undefined): string {
+  return host === undefined ? '' : `${host.hermes_version}\u0000${host.plugin_version}\u0000${host.profile}`;
+}
+
+/** A host description's strings; the label guard may share them, so this errs on the safe side. */
+function hostBytes(host: HostLabels | undefined): number {
+  return host === undefined ? 0 : 2 * (host.hermes_version.length + host.plugin_version.length + host.profile.length);
+}
+
 function tombstoneBytes(tombstone: Tombstone): number {
-  let bytes = BYTES.tracker + (tombstone.boot?.length ?? 0) + tombstone.dropTotals.size * BYTES.dropKey;
+  let bytes = BYTES.tracker + (tombstone.boot?.length ?? 0) + tombstone.totals.size * BYTES.totalKey;
   bytes += (tombstone.ranges.length + tombstone.forgotten.length) * BYTES.interval;
   for (const boot of tombstone.pastBoots) bytes += boot.length;
   return bytes;

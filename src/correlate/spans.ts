@@ -41,6 +41,12 @@ interface Entry<V> {
   newer: Entry<V> | undefined;
 }
 
+/** A table with a TTL sweep that can run in slices (slices.ts). */
+export interface Sweepable {
+  /** A sweep as of now, in steps: each call does a small, bounded piece of it and returns false once it is done. */
+  sweepSteps(): () => boolean;
+}
+
 export interface SpanTableOptions<V> {
   readonly clock: Clock;
   readonly ttlSeconds: number;
@@ -52,7 +58,7 @@ export interface SpanTableOptions<V> {
   readonly onRemove?: (value: V) => void;
 }
 
-export class SpanTable<V> {
+export class SpanTable<V> implements Sweepable {
   private readonly entries = new IdMap<Entry<V>>();
   private oldest: Entry<V> | undefined;
   private newest: Entry<V> | undefined;

@@ -14,6 +14,7 @@ import { SUBMISSION_FAMILIES } from './submission.js';
 import { BODY_FAMILIES } from './body.js';
 import { errorHandler, REJECTION_FAMILIES, Rejections, type FailedRequest } from './errors.js';
 import { INGESTOR_FAMILIES } from './ingestor.js';
+import { readyRouter, type Readiness } from './ready.js';
 import { MEMORY_FAMILIES } from './memory.js';
 import { eventsRouter } from './events.js';
 import { hooksRouter, type HooksRouteOptions } from './hooks.js';
@@ -58,6 +59,8 @@ export interface IngestAppOptions extends Omit<IngestRouteOptions, 'metrics' | '
   /** For the debug log: codes, routes and counts of refused and rejected requests. */
   readonly onFailedRequest?: (failure: FailedRequest) => void;
   readonly webhook: HooksRouteOptions;
+  /** Readiness, as /-/ready on the web listener tells it. */
+  readonly ready: Readiness;
 }
 
 const STATUS_CODES = new Set(INGEST_APP_VALUES.ingest_code);
@@ -76,12 +79,13 @@ export function createIngestApp(options: IngestAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
-  const { metrics, token, retryAfterSeconds, onInternalError, onFailedRequest, webhook, ...shared } = options;
+  const { metrics, token, retryAfterSeconds, onInternalError, onFailedRequest, webhook, ready, ...shared } = options;
   const rejections = new Rejections(familiesFor(metrics, REJECTION_FAMILIES));
   const routes: IngestRouteOptions = { ...shared, metrics: familiesFor(metrics, SUBMISSION_FAMILIES), rejections };
   app.use(countRequests(familiesFor(metrics, INGEST_APP_FAMILIES)));
   app.use(eventsRouter({ ...routes, token }));
   app.use(hooksRouter(routes, webhook));
+  app.use(readyRouter(token, ready));
   app.use((_request, _response, next) => next(new SidecarError('not_found')));
   app.use(
     errorHandler({

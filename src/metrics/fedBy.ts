@@ -92,6 +92,7 @@ export const FED_BY = {
   heartbeatsStale: { feed: 'plugin', by: 'heartbeat `boot`, `acked_seq` and `dropped` totals' },
   heartbeatKeysFolded: { feed: 'plugin', by: 'heartbeat `dropped` keys with an unknown hook or reason' },
   orphanedSpans: { feed: 'sidecar', by: 'span tables (TTL and size bound)' },
+  sessionsInferred: { feed: 'hermes', by: '`pre_llm_call` `session_id`, `platform` of a session with no `on_session_start` seen' },
   sessionsUnobserved: { feed: 'sidecar', by: 'the session table (TTL and size bound), `subagent_stop` `child_session_id`, `on_session_finalize` without a seen start, unpriced calls' },
   outputSpeedUnmeasured: { feed: 'sidecar', by: '`post_api_request` with `first_chunk_at` but no positive time after it, or no `usage.output_tokens`' },
 

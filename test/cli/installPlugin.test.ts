@@ -49,6 +49,11 @@ async function listFiles(root: string): Promise<string[]> {
 const configFile = () => path.join(home, 'config.yaml');
 const installed = () => path.join(home, 'plugins', PLUGIN_NAME);
 
+/** A Hermes home as Hermes leaves it before any config.yaml: a sessions directory. */
+async function makeHome(dir = home): Promise<void> {
+  await mkdir(path.join(dir, 'sessions'), { recursive: true });
+}
+
 async function writeConfig(text: string): Promise<void> {
   await mkdir(home, { recursive: true });
   await writeFile(configFile(), text);
@@ -74,6 +79,7 @@ afterEach(async () => {
 
 describe('install-plugin: copying the plugin', () => {
   it('copies the plugin without bytecode caches and tells how to enable it', async () => {
+    await makeHome();
     const result = await run(['--hermes-home', home]);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
@@ -89,6 +95,7 @@ describe('install-plugin: copying the plugin', () => {
   });
 
   it('replaces an earlier install completely and leaves no staging directories', async () => {
+    await makeHome();
     await mkdir(installed(), { recursive: true });
     await writeFile(path.join(installed(), 'removed_module.py'), 'old\n');
     await writeFile(path.join(installed(), '__init__.py'), 'old\n');
@@ -99,6 +106,7 @@ describe('install-plugin: copying the plugin', () => {
   });
 
   it('installs the real bundled plugin from the package', async () => {
+    await makeHome();
     const bundled = defaultPluginSourceDir();
     const result = await run(['--hermes-home', home], { pluginSourceDir: bundled });
     expect(result.code).toBe(0);
@@ -110,9 +118,9 @@ describe('install-plugin: copying the plugin', () => {
 
   it('refuses a source directory that is not the plugin', async () => {
     await writeFile(path.join(source, 'plugin.yaml'), 'name: something_else\n');
-    const result = await run(['--hermes-home', home]);
+    const result = await run(['--hermes-home', home, '--create']);
     expect(result).toEqual({ code: 1, stdout: '', stderr: `install-plugin: ${source} is not the ${PLUGIN_NAME} plugin\n` });
-    const missing = await run(['--hermes-home', home], { pluginSourceDir: path.join(scratch, 'nowhere') });
+    const missing = await run(['--hermes-home', home, '--create'], { pluginSourceDir: path.join(scratch, 'nowhere') });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe(`install-plugin: plugin source not found or incomplete: ${path.join(scratch, 'nowhere')}\n`);
     await expect(stat(home)).rejects.toMatchObject({ code: 'ENOENT' });
@@ -128,20 +136,53 @@ describe('install-plugin: choosing the Hermes home', () => {
   });
 
   it('installs into $HERMES_HOME when no flag is given', async () => {
+    await makeHome();
     const result = await run([], { env: { HERMES_HOME: home } });
     expect(result.code).toBe(0);
     expect(await listFiles(installed())).toEqual(['__init__.py', 'plugin.yaml', 'sub/helper.py']);
   });
 
   it('installs into ~/.hermes by default', async () => {
+    await makeHome(path.join(scratch, '.hermes'));
     const result = await run([], { env: { HOME: scratch } });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`into ${path.join(scratch, '.hermes', 'plugins', PLUGIN_NAME)} (3 files)`);
   });
 });
 
+describe('install-plugin: a directory that is not a Hermes home', () => {
+  it('refuses a mistyped home that does not exist, naming it and --create, and creates nothing', async () => {
+    const typo = path.join(scratch, 'hermes-hom');
+    const result = await run(['--hermes-home', typo, '--enable']);
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `install-plugin: ${typo} does not exist: check --hermes-home (or $HERMES_HOME), or pass --create to make a new Hermes home there\n`,
+    });
+    await expect(stat(typo)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('refuses an existing directory holding none of Hermes\' files', async () => {
+    await mkdir(path.join(home, 'src'), { recursive: true });
+    const result = await run(['--hermes-home', home]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `install-plugin: ${home} is not a Hermes home (it has none of config.yaml, .env, state.db, sessions, logs, plugins): check --hermes-home (or $HERMES_HOME), or pass --create to make it one\n`,
+    );
+    expect(await readdir(home)).toEqual(['src']);
+  });
+
+  it('makes a new home with --create', async () => {
+    const result = await run(['--hermes-home', home, '--enable', '--create']);
+    expect(result.code).toBe(0);
+    expect(await listFiles(installed())).toEqual(['__init__.py', 'plugin.yaml', 'sub/helper.py']);
+    expect(await readFile(configFile(), 'utf8')).toBe(`plugins:\n  enabled:\n    - ${PLUGIN_NAME}\n`);
+  });
+});
+
 describe('install-plugin --enable', () => {
   it('creates config.yaml when there is none', async () => {
+    await makeHome();
     const result = await run(['--hermes-home', home, '--enable']);
     expect(result.code).toBe(0);
     expect(await readFile(configFile(), 'utf8')).toBe(`plugins:\n  enabled:\n    - ${PLUGIN_NAME}\n`);
@@ -309,7 +350,7 @@ describe('install-plugin: arguments', () => {
   it('prints help', async () => {
     const result = await run(['--help']);
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^Usage: hermes-prometheus-sidecar install-plugin \[--hermes-home DIR\] \[--enable\]\n/);
+    expect(result.stdout).toMatch(/^Usage: hermes-prometheus-sidecar install-plugin \[--hermes-home DIR\] \[--enable\] \[--create\]\n/);
     expect((await run(['-h'])).stdout).toBe(result.stdout);
   });
 
@@ -320,22 +361,28 @@ describe('install-plugin: arguments', () => {
   ])('suggests the option meant for %s', async (typed, meant) => {
     const result = await run(['--hermes-home', home, typed]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(new RegExp(`^install-plugin: ${typed} is not an option: did you mean ${meant}\\?\n\nUsage: `));
+    expect(result.stderr).toBe(`install-plugin: ${typed} is not an option: did you mean ${meant}? (see install-plugin --help)\n`);
     await expect(stat(home)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('suggests nothing for an option unlike any', async () => {
     const result = await run(['--bogus']);
-    expect(result.stderr).toMatch(/^install-plugin: --bogus is not an option\n\nUsage: /);
+    expect(result.stderr).toBe('install-plugin: --bogus is not an option (see install-plugin --help)\n');
   });
 
-  it.each([[['--bogus']], [['extra-positional']], [['--hermes-home']], [['--hermes-home', '']]])(
-    'rejects %j with exit status 2 and the usage',
-    async (argv) => {
+  it.each([
+    [['--bogus'], '--bogus is not an option (see install-plugin --help)'],
+    [['extra-positional'], 'extra-positional is not an option; install-plugin takes only options (see install-plugin --help)'],
+    [['--hermes-home'], '--hermes-home needs a value (see install-plugin --help)'],
+    [['--enable=yes'], '--enable takes no value (see install-plugin --help)'],
+    [['--hermes-home', ''], '--hermes-home must not be empty (see install-plugin --help)'],
+  ])(
+    'rejects %j with exit status 2 and one sentence, not the usage',
+    async (argv, sentence) => {
       const result = await run(argv);
       expect(result.code).toBe(2);
       expect(result.stdout).toBe('');
-      expect(result.stderr).toMatch(/^install-plugin: .+\n\nUsage: /);
+      expect(result.stderr).toBe(`install-plugin: ${sentence}\n`);
       await expect(stat(home)).rejects.toMatchObject({ code: 'ENOENT' });
     },
   );

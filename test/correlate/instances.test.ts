@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { CATALOGUE } from '../../src/catalogue.js';
 import fc from 'fast-check';
 import { MAX_EPOCHS, MAX_FORGOTTEN_RANGES, MAX_INTERVALS, MAX_OPEN_GAPS, PluginInstances, type InstanceTable } from '../../src/correlate/instances.js';
-import { FakeClock } from '../support/sidecar.js';
+import { series } from '../support/exposition.js';
+import { FakeClock, startTestSidecar } from '../support/sidecar.js';
 
 type Options = Partial<{ ttlSeconds: number; maxInstances: number; maxTombstones: number; maxBytes: number; windowSize: number; reorderSeconds: number }>;
 
@@ -14,7 +16,6 @@ const build = (options: Options = {}) => {
     resets: 0,
     reset: { jump: 0, restart: 0 },
     stale: { boot: 0, acked_seq: 0, dropped: 0 },
-    folded: { hook: 0, reason: 0 },
   };
   const instances = new PluginInstances({
     clock: clock.read,
@@ -37,9 +38,6 @@ const build = (options: Options = {}) => {
     },
     onStale: (reason) => {
       counts.stale[reason] += 1;
-    },
-    onFolded: (key) => {
-      counts.folded[key] += 1;
     },
   });
   return { clock, instances, counts, evictions: () => counts.evictions };
@@ -299,16 +297,16 @@ describe('heartbeat drop counters', () => {
   it('turns cumulative totals into deltas per hook and reason', () => {
     const { instances } = build();
     expect(instances.heartbeat('a', { intervalSeconds: 5, dropped: [{ hook: 'post_tool_call', reason: 'queue_full', total: 3 }] })).toEqual([
-      { hook: 'post_tool_call', reason: 'queue_full', delta: 3 },
+      { total: 'dropped', hook: 'post_tool_call', reason: 'queue_full', delta: 3 },
     ]);
     expect(
       instances.heartbeat('a', { intervalSeconds: 5, dropped: [
         { hook: 'post_tool_call', reason: 'queue_full', total: 3 },
         { hook: 'post_tool_call', reason: 'send_failed', total: 2 },
       ] }),
-    ).toEqual([{ hook: 'post_tool_call', reason: 'send_failed', delta: 2 }]);
+    ).toEqual([{ total: 'dropped', hook: 'post_tool_call', reason: 'send_failed', delta: 2 }]);
     expect(instances.heartbeat('a', { intervalSeconds: 5, dropped: [{ hook: 'post_tool_call', reason: 'queue_full', total: 10 }] })).toEqual([
-      { hook: 'post_tool_call', reason: 'queue_full', delta: 7 },
+      { total: 'dropped', hook: 'post_tool_call', reason: 'queue_full', delta: 7 },
     ]);
   });
 
@@ -318,8 +316,8 @@ describe('heartbeat drop counters', () => {
     instances.heartbeat('a', report('b1', 8));
     expect(instances.heartbeat('a', report('b1', 2))).toEqual([]);
     expect(counts.stale.dropped).toBe(1);
-    expect(instances.heartbeat('a', report('b1', 9))).toEqual([{ hook: 'pre_llm_call', reason: 'shutdown', delta: 1 }]);
-    expect(instances.heartbeat('a', report('b2', 2))).toEqual([{ hook: 'pre_llm_call', reason: 'shutdown', delta: 2 }]);
+    expect(instances.heartbeat('a', report('b1', 9))).toEqual([{ total: 'dropped', hook: 'pre_llm_call', reason: 'shutdown', delta: 1 }]);
+    expect(instances.heartbeat('a', report('b2', 2))).toEqual([{ total: 'dropped', hook: 'pre_llm_call', reason: 'shutdown', delta: 2 }]);
     expect(counts.reset.restart).toBe(1);
     expect(instances.heartbeat('a', report('b1', 20))).toEqual([]); // an earlier boot: stale, ignored
     expect(counts.stale.boot).toBe(1);
@@ -350,22 +348,21 @@ describe('heartbeat drop counters', () => {
     const { instances } = build();
     instances.heartbeat('a', { intervalSeconds: 5, dropped: [{ hook: 'post_tool_call', reason: 'queue_full', total: 4 }] });
     expect(instances.heartbeat('b', { intervalSeconds: 5, dropped: [{ hook: 'post_tool_call', reason: 'queue_full', total: 4 }] })).toEqual([
-      { hook: 'post_tool_call', reason: 'queue_full', delta: 4 },
+      { total: 'dropped', hook: 'post_tool_call', reason: 'queue_full', delta: 4 },
     ]);
   });
 
   it('folds unknown hooks and reasons into other before storing them: 300k new keys keep the state bounded', () => {
-    const { instances, counts } = build();
+    const { instances } = build();
     const flood = (round: number) =>
       Array.from({ length: 300_000 }, (_, index) => ({ hook: `h${round}-${index}`, reason: `r${index}`, total: 1 }));
-    expect(instances.heartbeat('a', { dropped: flood(0) })).toEqual([{ hook: 'other', reason: 'other', delta: 300_000 }]);
+    expect(instances.heartbeat('a', { dropped: flood(0) })).toEqual([{ total: 'dropped', hook: 'other', reason: 'other', delta: 300_000 }]);
     // The same unknown keys again: nothing new dropped.
     expect(instances.heartbeat('a', { dropped: flood(0) })).toEqual([]);
     expect(instances.heartbeat('a', { dropped: [{ hook: 'post_tool_call', reason: 'made_up', total: 2 }] })).toEqual([
-      { hook: 'post_tool_call', reason: 'other', delta: 2 },
+      { total: 'dropped', hook: 'post_tool_call', reason: 'other', delta: 2 },
     ]);
-    expect(instances.storedDropKeys('a')).toBe(2);
-    expect(counts.folded).toEqual({ hook: 600_000, reason: 600_001 });
+    expect(instances.storedTotalKeys('a')).toBe(2);
   });
 });
 
@@ -374,13 +371,231 @@ describe('liveness', () => {
     const { clock, instances } = build({ ttlSeconds: 3600 });
     instances.heartbeat('a', { intervalSeconds: 2, dropped: [] });
     instances.sequence('b', 1);
-    expect(instances.liveness()).toEqual({ live: 2, stale: 0 });
+    expect(instances.liveness()).toMatchObject({ live: 2, stale: 0 });
     clock.advance(6);
-    expect(instances.liveness()).toEqual({ live: 2, stale: 0 });
+    expect(instances.liveness()).toMatchObject({ live: 2, stale: 0 });
     clock.advance(0.5);
     // a: 6.5 s > 3 × 2 s; b (no heartbeat yet, default 5 s interval): 6.5 s ≤ 15 s
-    expect(instances.liveness()).toEqual({ live: 1, stale: 1 });
+    expect(instances.liveness()).toMatchObject({ live: 1, stale: 1 });
     clock.advance(9);
-    expect(instances.liveness()).toEqual({ live: 0, stale: 2 });
+    expect(instances.liveness()).toMatchObject({ live: 0, stale: 2 });
+  });
+});
+
+describe('host description and refused totals', () => {
+  const host = (hermes_version: string) => ({ hermes_version, plugin_version: '1.0.0', profile: 'default' });
+
+  it('keeps refused totals by the same per-boot rule as drop totals, folding unknown fields into other', () => {
+    const { instances, counts } = build();
+    const report = (boot: string, total: number) => ({
+      boot,
+      dropped: [{ hook: 'post_tool_call', reason: 'queue_full', total }],
+      refused: [{ field: 'model', total }, { field: 'no_such_field', total: 1 }],
+    });
+    const rises = [report('b1', 10), report('b1', 20), report('b1', 10), report('b1', 20)].map((beat) => instances.heartbeat('a', beat));
+    expect(rises).toEqual([
+      [
+        { total: 'dropped', hook: 'post_tool_call', reason: 'queue_full', delta: 10 },
+        { total: 'refused', field: 'model', delta: 10 },
+        { total: 'refused', field: 'other', delta: 1 },
+      ],
+      [
+        { total: 'dropped', hook: 'post_tool_call', reason: 'queue_full', delta: 10 },
+        { total: 'refused', field: 'model', delta: 10 },
+      ],
+      [],
+      [],
+    ]);
+    expect(counts.stale.dropped).toBe(1);
+    // A new boot starts every total from 0: its whole first report counts.
+    expect(instances.heartbeat('a', report('b2', 15))).toEqual([
+      { total: 'dropped', hook: 'post_tool_call', reason: 'queue_full', delta: 15 },
+      { total: 'refused', field: 'model', delta: 15 },
+      { total: 'refused', field: 'other', delta: 1 },
+    ]);
+    expect(instances.storedTotalKeys('a')).toBe(3);
+  });
+
+  it('a refused total lower than stored makes the whole heartbeat stale: its acked_seq settles nothing, its drops count nothing', () => {
+    const { instances, counts } = build();
+    instances.heartbeat('a', { boot: 'b', ackedSeq: 0, dropped: [], refused: [{ field: 'model', total: 5 }] });
+    instances.sequence('a', 3);
+    const stale = { boot: 'b', ackedSeq: 3, dropped: [{ hook: 'post_tool_call', reason: 'queue_full', total: 4 }], refused: [{ field: 'model', total: 4 }] };
+    expect(instances.heartbeat('a', stale)).toEqual([]);
+    expect(counts).toMatchObject({ lost: 0, stale: { dropped: 1 } });
+    expect(instances.heartbeat('a', { ...stale, refused: [{ field: 'model', total: 5 }] })).toEqual([
+      { total: 'dropped', hook: 'post_tool_call', reason: 'queue_full', delta: 4 },
+    ]);
+    expect(counts.lost).toBe(2);
+  });
+
+  it('a stale heartbeat changes neither the host description, the interval nor the liveness', () => {
+    const { clock, instances, counts } = build({ ttlSeconds: 3600 });
+    instances.heartbeat('a', { boot: 'b1', ackedSeq: 0, intervalSeconds: 2, dropped: [], host: host('0.21.3') });
+    instances.heartbeat('a', { boot: 'b2', ackedSeq: 4, intervalSeconds: 2, dropped: [], host: host('0.21.5') });
+    clock.advance(5);
+    // Delayed: the earlier boot, and in the current boot a lower acked_seq.
+    instances.heartbeat('a', { boot: 'b1', ackedSeq: 9, intervalSeconds: 3600, dropped: [], host: host('0.19.0') });
+    instances.heartbeat('a', { boot: 'b2', ackedSeq: 2, intervalSeconds: 3600, dropped: [], host: host('0.19.0') });
+    expect(counts.stale).toMatchObject({ boot: 1, acked_seq: 1 });
+    expect(instances.liveness()).toEqual({ live: 1, stale: 0, hosts: [{ host: host('0.21.5'), live: 1 }] });
+    // Three 2 s intervals after the last heartbeat that counted, the instance is stale.
+    clock.advance(1.5);
+    expect(instances.liveness()).toEqual({ live: 0, stale: 1, hosts: [] });
+  });
+
+  it('counts live instances by host in the same pass as live and stale, an interval of 0 keeping the last one', () => {
+    const { clock, instances } = build({ ttlSeconds: 3600 });
+    instances.heartbeat('a', { intervalSeconds: 0, dropped: [], host: host('0.21.3') });
+    instances.heartbeat('b', { intervalSeconds: 10, dropped: [], host: host('0.21.3') });
+    instances.sequence('c', 1);
+    clock.advance(1);
+    expect(instances.liveness()).toEqual({
+      live: 3,
+      stale: 0,
+      hosts: [
+        { host: host('0.21.3'), live: 2 },
+        { host: undefined, live: 1 },
+      ],
+    });
+    // a and c: 3 × the default 5 s; b: 3 × 10 s.
+    clock.advance(15);
+    expect(instances.liveness()).toEqual({ live: 1, stale: 2, hosts: [{ host: host('0.21.3'), live: 1 }] });
+  });
+
+  it('charges the host description to the entry: long descriptions evict by bytes', () => {
+    const { instances, counts } = build({ maxBytes: 8_000 });
+    const long = (index: number) => ({ hermes_version: `${index}`.padEnd(1_000, 'v'), plugin_version: '1', profile: 'p' });
+    for (let index = 0; index < 8; index += 1) instances.heartbeat(`i${index}`, { dropped: [], host: long(index) });
+    expect(counts.evicted.plugin_instances).toBeGreaterThan(0);
+    expect(instances.size).toBeLessThan(8);
+  });
+});
+
+describe('host reports through the event path', () => {
+  const heartbeat = (instance: string, data: Record<string, unknown>) => ({
+    event: 'plugin_heartbeat',
+    instance,
+    data: { interval_seconds: 5, dropped: {}, plugin_version: '0.1.0', ...data },
+  });
+  const info = (hermes_version: string) => series('hermes_plugin_info', { hermes_version, plugin_version: '0.1.0', profile: 'default' });
+  const refused = series('hermes_plugin_values_refused_total', { field: 'model' });
+  const dropped = series('hermes_plugin_callbacks_dropped_total', { hook: 'post_tool_call', reason: 'queue_full' });
+  const infoIn = (hermes_version: string, profile: string) => series('hermes_plugin_info', { hermes_version, plugin_version: '0.1.0', profile });
+
+  it('refused totals 10, 20, 10, 20 in one boot count 20, as the drop totals beside them do', async () => {
+    const harness = startTestSidecar();
+    for (const total of [10, 20, 10, 20]) {
+      await harness.postNdjson([heartbeat('a', { boot: 'b1', acked_seq: 0, dropped: { post_tool_call: { queue_full: total } }, refused_fields: { model: total } })]);
+    }
+    const samples = await harness.samples();
+    expect(samples.get(refused)).toBe(20);
+    expect(samples.get(dropped)).toBe(20);
+    expect(samples.get(series('hermes_sidecar_heartbeats_stale_total', { reason: 'dropped' }))).toBe(1);
+  });
+
+  it('boot A reporting 10 refused, then boot B reporting 15 under the same instance, count 25', async () => {
+    const harness = startTestSidecar();
+    await harness.postNdjson([heartbeat('a', { boot: 'a'.repeat(32), acked_seq: 0, refused_fields: { model: 10 } })]);
+    await harness.postNdjson([heartbeat('a', { boot: 'b'.repeat(32), acked_seq: 0, refused_fields: { model: 15 } })]);
+    const samples = await harness.samples();
+    expect(samples.get(refused)).toBe(25);
+    expect(samples.get(series('hermes_sidecar_sequence_resets_total', { reason: 'restart' }))).toBe(1);
+  });
+
+  it('a heartbeat judged stale changes nothing: not the refused totals, not the host labels, not the liveness', async () => {
+    const harness = startTestSidecar();
+    const boot = (letter: string) => letter.repeat(32);
+    await harness.postNdjson([heartbeat('a', { boot: boot('a'), acked_seq: 0, interval_seconds: 2, hermes_version: '0.21.3', profile: 'default', refused_fields: { model: 1 } })]);
+    await harness.postNdjson([heartbeat('a', { boot: boot('b'), acked_seq: 0, interval_seconds: 2, hermes_version: '0.21.5', profile: 'default', refused_fields: { model: 2 } })]);
+    // A heartbeat of the earlier boot, delayed: another version, a long interval, a higher total.
+    await harness.postNdjson([heartbeat('a', { boot: boot('a'), acked_seq: 7, interval_seconds: 3600, hermes_version: '0.19.0', profile: 'default', refused_fields: { model: 9 } })]);
+    let samples = await harness.samples();
+    expect(samples.get(series('hermes_sidecar_heartbeats_stale_total', { reason: 'boot' }))).toBe(1);
+    expect(samples.get(refused)).toBe(3);
+    expect(samples.get(info('0.21.5'))).toBe(1);
+    expect(samples.get(info('0.19.0'))).toBeUndefined();
+    // Three 2 s intervals after the last heartbeat that counted, the instance is stale in both families.
+    harness.clock.advance(7);
+    samples = await harness.samples();
+    expect(samples.get(series('hermes_plugin_instances', { state: 'live' }))).toBe(0);
+    expect(samples.get(info('0.21.5'))).toBe(0);
+  });
+
+  it('interval_seconds 0: hermes_plugin_instances{state="live"} and hermes_plugin_info agree', async () => {
+    const harness = startTestSidecar();
+    await harness.postNdjson([heartbeat('a', { interval_seconds: 0, hermes_version: '0.21.3', profile: 'default' })]);
+    harness.clock.advance(1);
+    let samples = await harness.samples();
+    expect(samples.get(series('hermes_plugin_instances', { state: 'live' }))).toBe(1);
+    expect(samples.get(info('0.21.3'))).toBe(1);
+    harness.clock.advance(15);
+    samples = await harness.samples();
+    expect(samples.get(series('hermes_plugin_instances', { state: 'live' }))).toBe(0);
+    expect(samples.get(info('0.21.3'))).toBe(0);
+  });
+
+  it('an instance that sent events but no heartbeat yet counts in hermes_plugin_info as unknown, so the sum equals the live count', async () => {
+    const harness = startTestSidecar();
+    await harness.postNdjson([
+      { event: 'agent_end', instance: 'quiet', seq: 1, data: {} },
+      heartbeat('a', { hermes_version: '0.21.3', profile: 'default' }),
+    ]);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_plugin_instances', { state: 'live' }))).toBe(2);
+    expect(samples.get(info('0.21.3'))).toBe(1);
+    expect(samples.get(series('hermes_plugin_info', { hermes_version: 'unknown', plugin_version: 'unknown', profile: 'unknown' }))).toBe(1);
+  });
+
+  it('counts live instances per Hermes version and profile, and stops counting stale ones', async () => {
+    const harness = startTestSidecar();
+    await harness.postNdjson([
+      heartbeat('a', { hermes_version: '0.21.3', profile: 'default' }),
+      heartbeat('b', { hermes_version: '0.21.3', profile: 'work' }),
+      heartbeat('c', { hermes_version: '0.21.3', profile: 'work' }),
+      heartbeat('d', { hermes_version: '0.19.2' }),
+    ]);
+    let samples = await harness.samples();
+    expect(samples.get(infoIn('0.21.3', 'default'))).toBe(1);
+    expect(samples.get(infoIn('0.21.3', 'work'))).toBe(2);
+    expect(samples.get(infoIn('0.19.2', 'unknown'))).toBe(1);
+    // Three intervals later only the instances that sent another heartbeat are live.
+    harness.clock.advance(16);
+    await harness.postNdjson([heartbeat('b', { hermes_version: '0.21.3', profile: 'work' })]);
+    samples = await harness.samples();
+    expect(samples.get(infoIn('0.21.3', 'default'))).toBe(0);
+    expect(samples.get(infoIn('0.21.3', 'work'))).toBe(1);
+    expect(samples.get(infoIn('0.19.2', 'unknown'))).toBe(0);
+  });
+
+  it('moves an instance to its new labels when a heartbeat reports another version', async () => {
+    const harness = startTestSidecar();
+    await harness.postNdjson([heartbeat('a', { hermes_version: '0.21.3', profile: 'default' })]);
+    await harness.samples();
+    await harness.postNdjson([heartbeat('a', { hermes_version: '0.21.5', profile: 'default' })]);
+    const samples = await harness.samples();
+    expect(samples.get(infoIn('0.21.3', 'default'))).toBe(0);
+    expect(samples.get(infoIn('0.21.5', 'default'))).toBe(1);
+  });
+
+  it('counts refused values as deltas per instance, by field, unknown fields as other', async () => {
+    const harness = startTestSidecar();
+    await harness.postNdjson([
+      heartbeat('a', { refused_fields: { turn_exit_reason: 2, model: 1 } }),
+      heartbeat('b', { refused_fields: { turn_exit_reason: 5 } }),
+      heartbeat('a', { refused_fields: { turn_exit_reason: 3, model: 1, constructor: 4 } }),
+    ]);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_plugin_values_refused_total', { field: 'turn_exit_reason' }))).toBe(8);
+    expect(samples.get(series('hermes_plugin_values_refused_total', { field: 'model' }))).toBe(1);
+    expect(samples.get(series('hermes_plugin_values_refused_total', { field: 'other' }))).toBe(4);
+  });
+
+  it('never makes an instance id a label, and no label is called instance', async () => {
+    const harness = startTestSidecar();
+    await harness.postNdjson([heartbeat('ffffffffffffffffffffffffffffffff', { hermes_version: '0.21.3', profile: 'default' })]);
+    expect(await harness.scrape()).not.toContain('ffffffffffffffffffffffffffffffff');
+    const labelNames = Object.values(CATALOGUE).map((spec): readonly string[] => spec.labelNames);
+    expect(labelNames.filter((names) => names.includes('instance'))).toEqual([]);
   });
 });

@@ -117,3 +117,34 @@ describe('SpanTable', () => {
     );
   });
 });
+
+describe('SpanTable byte budget', () => {
+  it('a span opened past the byte budget evicts the oldest until it fits; charge() evicts others, never the span charged', () => {
+    const clock = new FakeClock(0);
+    const orphans: [string, string][] = [];
+    const entry = (key: string) => ENTRY_OVERHEAD_BYTES + stringBytes(key);
+    const table = new SpanTable<string>({
+      clock: clock.read,
+      ttlSeconds: 60,
+      maxEntries: 100,
+      maxBytes: 3 * entry('a'),
+      onOrphan: (value, cause) => orphans.push([value, cause]),
+    });
+    table.open('a', 'A');
+    table.open('b', 'B');
+    table.open('c', 'C');
+    expect(table.bytes).toBe(3 * entry('a'));
+    table.open('d', 'D', entry('a'));
+    expect(orphans).toEqual([
+      ['A', 'evicted'],
+      ['B', 'evicted'],
+    ]);
+    table.charge('c', entry('a'));
+    expect(orphans.at(-1)).toEqual(['D', 'evicted']);
+    expect(table.get('c')).toBe('C');
+    expect(table.size).toBe(1);
+    expect(table.bytes).toBe(2 * entry('a'));
+    expect(table.close('c')).toBe('C');
+    expect(table.bytes).toBe(0);
+  });
+});

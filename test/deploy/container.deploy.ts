@@ -11,7 +11,7 @@
  * directory and the host network (traffic stays on 127.0.0.1).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +34,9 @@ const podmanEnv = {
   CONTAINERS_CONF: join(scratch, 'containers.conf'),
   CONTAINERS_STORAGE_CONF: join(scratch, 'storage.conf'),
 };
+
+/** Hermes' own user in its image, which owns the Hermes home the sidecar's image mounts. */
+const HOME_OWNER = 10000;
 
 function podman(args: readonly string[], options: { allowFailure?: boolean } = {}): { status: number | null; stdout: string; stderr: string } {
   const result = spawnSync('podman', args, { env: podmanEnv, encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
@@ -202,10 +205,15 @@ describe.skipIf(skipReason !== undefined)(`Containerfile under podman (${skipRea
     const home = join(scratch, 'hermes-home');
     mkdirSync(home);
     writeFileSync(join(home, 'config.yaml'), '# my Hermes settings\nmodel: anthropic/claude-sonnet-4.6\nplugins:\n  enabled: [other_plugin]\n');
-    // The image's user is not root: the mounted Hermes home must be writable by it, as it is by Hermes' own user.
-    chmodSync(home, 0o777);
-    chmodSync(join(home, 'config.yaml'), 0o666);
-    podman(['run', '--rm', '--volume', `${home}:/hermes`, IMAGE, 'install-plugin', '--hermes-home', '/hermes', '--enable']);
+    // A home as Hermes' own user leaves it (0755, owned by that user): the image's user (65532)
+    // cannot write it, and the error says to run as the owner, which then works.
+    chownSync(home, HOME_OWNER, HOME_OWNER);
+    chownSync(join(home, 'config.yaml'), HOME_OWNER, HOME_OWNER);
+    chmodSync(home, 0o755);
+    const refused = podman(['run', '--rm', '--volume', `${home}:/hermes`, IMAGE, 'install-plugin', '--hermes-home', '/hermes', '--enable'], { allowFailure: true });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toBe(`install-plugin: permission denied writing /hermes/plugins: run install-plugin as the owner of /hermes (uid ${HOME_OWNER}, gid ${HOME_OWNER}); in a container, add --user ${HOME_OWNER}:${HOME_OWNER}\n`);
+    podman(['run', '--rm', '--user', `${HOME_OWNER}:${HOME_OWNER}`, '--volume', `${home}:/hermes`, IMAGE, 'install-plugin', '--hermes-home', '/hermes', '--enable']);
     const config = readFileSync(join(home, 'config.yaml'), 'utf8');
     expect((parseYaml(config) as { plugins: { enabled: string[] } }).plugins.enabled).toEqual(['other_plugin', 'hermes_prometheus_bridge']);
     expect(config).toContain('# my Hermes settings');

@@ -99,7 +99,7 @@ describe.skipIf(tool.path === undefined)(`Kubernetes kustomize base (${tool.skip
     expect(sidecar().readinessProbe?.httpGet).toEqual({ path: '/-/ready', port: 'metrics' });
     expect(sidecar().startupProbe?.httpGet).toEqual({ path: '/-/ready', port: 'metrics' });
     expect(sidecar().securityContext).toMatchObject({ runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
-    expect(pod().initContainers![0]!.args).toEqual(['install-plugin', '--hermes-home', '/opt/data', '--enable']);
+    expect(pod().initContainers![0]!.args).toEqual(['install-plugin', '--hermes-home', '/opt/data', '--enable', '--create']);
   });
 
   it('keeps the RSS guard below the memory limit, so ingest refuses before the container is OOM-killed', () => {

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { hashSync } from 'bcryptjs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { candidatePort, retryOnAddressInUse } from '../support/ports.js';
 import { systemdAnalyze } from '../support/tools.js';
@@ -69,26 +70,33 @@ describe.skipIf(tool.path === undefined)(`systemd unit (${tool.skipReason ?? 'sy
     expect(setting('EnvironmentFile')).toBe('-/etc/hermes-prometheus-sidecar/env');
   });
 
-  it('runs ExecStart, holds ExecStartPost until /-/ready answers 200, and stops on KillSignal with status 0', async () => {
-    // ExecStartPost must be told the web port before the sidecar starts, so the port is chosen
-    // up front; a start that finds it taken is run again on another one.
+  it('runs ExecStart, holds ExecStartPost until the sidecar is ready (basic auth on the web listener, a token on ingest), and stops on KillSignal with status 0', async () => {
+    // The probe reads the ingest address from the environment the unit shares, so the port is
+    // chosen up front; a start that finds it taken is run again on another one.
     await retryOnAddressInUse(() => runUnit(candidatePort()));
   });
 });
 
-/** The unit's own command lines with the web listener on `web`; rejects with the sidecar's stderr if it cannot listen. */
-async function runUnit(web: number): Promise<void> {
+/**
+ * The unit's own command lines with the ingest listener on `ingest`, under the documented security
+ * setup: basic auth on the web listener and a bearer token on ingest, from the environment file.
+ * Rejects with the sidecar's stderr if it cannot listen.
+ */
+async function runUnit(ingest: number): Promise<void> {
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH };
   for (const [, value] of settings.filter(([name]) => name === 'Environment')) {
     const [name, ...rest] = value.split('=');
     env[name!] = rest.join('=');
   }
-  env.HERMES_SIDECAR_WEB_LISTEN_ADDRESS = `127.0.0.1:${web}`;
-  env.HERMES_SIDECAR_INGEST_LISTEN_ADDRESS = '127.0.0.1:0';
-  env.HERMES_SIDECAR_READY_URL = `http://127.0.0.1:${web}/-/ready`;
+  const webConfig = join(scratch, 'web-config.yml');
+  writeFileSync(webConfig, `basic_auth_users:\n  prometheus: ${hashSync('scrape-secret', 4)}\n`);
+  env.HERMES_SIDECAR_WEB_LISTEN_ADDRESS = '127.0.0.1:0';
+  env.HERMES_SIDECAR_WEB_CONFIG_FILE = webConfig;
+  env.HERMES_SIDECAR_INGEST_LISTEN_ADDRESS = `127.0.0.1:${ingest}`;
+  env.HERMES_SIDECAR_INGEST_TOKEN = 'unit-token';
   // The unit's own command lines; only the install location is swapped for this clone.
   const [startBinary, ...startArgs] = splitCommand(setting('ExecStart').replace(INSTALLED_AT, REPO));
-  const [postBinary, ...postArgs] = splitCommand(setting('ExecStartPost'));
+  const [postBinary, ...postArgs] = splitCommand(setting('ExecStartPost').replace(INSTALLED_AT, REPO));
 
   // ExecStartPost first, as if the sidecar were slow to come up: it must keep waiting.
   const post = spawn(postBinary!, postArgs, { env, stdio: 'ignore' });
@@ -100,14 +108,20 @@ async function runUnit(web: number): Promise<void> {
     const service = spawn(startBinary!, startArgs, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     service.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    service.stdout?.resume();
+    let web = '';
+    service.stdout?.on('data', (chunk: Buffer) => {
+      web ||= /"web":"([^"]+)"/.exec(chunk.toString('utf8'))?.[1] ?? '';
+    });
     const serviceExited = new Promise<number | null>((resolve) => service.once('close', (code) => resolve(code)));
     try {
       const first = await Promise.race([postExited.then((code) => ({ post: code })), serviceExited.then((code) => ({ service: code }))]);
       if ('service' in first) throw new Error(`the sidecar exited (${first.service}) before it was ready: ${stderr}`);
       expect(first.post).toBe(0);
       if (service.exitCode !== null) throw new Error(`the sidecar exited (${service.exitCode}): ${stderr}`);
-      expect((await fetch(`http://127.0.0.1:${web}/-/ready`)).status).toBe(200);
+      // Ready, and the web listener really asks for credentials the probe never had.
+      expect((await fetch(`http://${web}/-/ready`)).status).toBe(401);
+      const authorization = `Basic ${Buffer.from('prometheus:scrape-secret').toString('base64')}`;
+      expect((await fetch(`http://${web}/-/ready`, { headers: { authorization } })).status).toBe(200);
       service.kill(setting('KillSignal') as NodeJS.Signals);
       expect(await serviceExited).toBe(0);
     } finally {

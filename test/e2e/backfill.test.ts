@@ -6,7 +6,7 @@
  * totals exactly; no content column reaches the output; the dashboard's History row shows both
  * sources.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -16,7 +16,7 @@ import { sendTraffic, TrafficModel } from '../../tools/traffic.js';
 import { MAIN, startSidecarProcess, type SidecarProcess } from '../support/process.js';
 import { startPrometheus, type RunningPrometheus } from '../support/prometheus.js';
 import { scratchDir } from '../support/scratch.js';
-import { createStateDb, readOpenMetrics, SENTINEL, type Rows, type StateTotals } from '../support/stateDb.js';
+import { createStateDb, openMetricsFiles, readOpenMetrics, SENTINEL, STATE_DB_SCRIPT, type Rows, type StateTotals } from '../support/stateDb.js';
 import { prometheus as prometheusTool, promtool as promtoolTool, python3 } from '../support/tools.js';
 
 const prometheusBinary = prometheusTool();
@@ -132,6 +132,8 @@ describe.skipIf(skipReason !== undefined)(`backfill end to end${skipReason === u
     expect(cli.stdout).toContain('Read profile "default" (database 1 of 2): Hermes schema 30.');
     expect(cli.stdout).toContain('Read profile "work" (database 2 of 2): Hermes schema 23.');
     expect(cli.stdout).toContain('cp -r');
+    // Blocks copied as root stay root's; Prometheus, running as its own user, could not compact them.
+    expect(cli.stdout).toContain(`chown -R --reference="$DATA" "$DATA/$(basename "$b")"`);
   });
 
   it('gives the databases\' own session totals, exactly', async () => {
@@ -193,13 +195,20 @@ describe.skipIf(skipReason !== undefined)(`backfill end to end${skipReason === u
   });
 
   it('shows history and live side by side in the overview dashboard\'s History row', async () => {
-    const dashboard = JSON.parse(readFileSync(new URL('../../dashboards/hermes-agent-overview.json', import.meta.url), 'utf8')) as {
-      panels: { type: string; title?: string; targets?: { expr?: string }[] }[];
-    };
+    interface Panel {
+      type: string;
+      title?: string;
+      collapsed?: boolean;
+      targets?: { expr?: string }[];
+      panels?: Panel[];
+    }
+    const dashboard = JSON.parse(readFileSync(new URL('../../dashboards/hermes-agent-overview.json', import.meta.url), 'utf8')) as { panels: Panel[] };
     const rowIndex = dashboard.panels.findIndex((panel) => panel.type === 'row' && (panel.title ?? '').startsWith('History'));
     expect(rowIndex).toBeGreaterThan(-1);
+    // A collapsed row holds its panels; an open one is followed by them.
+    const row = dashboard.panels[rowIndex];
     const next = dashboard.panels.slice(rowIndex + 1).findIndex((panel) => panel.type === 'row');
-    const panels = dashboard.panels.slice(rowIndex + 1, next === -1 ? undefined : rowIndex + 1 + next);
+    const panels = row?.collapsed === true ? (row.panels ?? []) : dashboard.panels.slice(rowIndex + 1, next === -1 ? undefined : rowIndex + 1 + next);
     expect(panels.length).toBeGreaterThan(0);
     const sourcesOf = async (expr: string): Promise<Set<string | undefined>> => {
       const params = new URLSearchParams({ query: expr, start: String(UNTIL - 6 * HOUR), end: String(Math.floor(Date.now() / 1000)), step: '15' });
@@ -223,4 +232,50 @@ describe.skipIf(skipReason !== undefined)(`backfill end to end${skipReason === u
       }
     }
   });
+});
+
+/** The last sample of each series named `name` in the window files, summed: the totals at --until. */
+function lastTotal(files: readonly string[], name: string): number {
+  const last = new Map<string, number>();
+  for (const file of files) {
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      if (!line.startsWith(`${name}{`)) continue;
+      const cut = line.lastIndexOf('} ');
+      last.set(line.slice(0, cut), Number(line.slice(cut + 2).split(' ')[0]));
+    }
+  }
+  return [...last.values()].reduce((sum, value) => sum + value, 0);
+}
+
+describe.skipIf(python.path === undefined)(`backfill as a process, bounded${python.skipReason === undefined ? '' : ` (${python.skipReason})`}`, () => {
+  it('builds a history far larger than a 40 MiB heap under that heap, with the database\'s own totals', async () => {
+    // 200,000 messages over 60 days: the whole history's samples need several times 40 MiB of
+    // heap; one window's do not.
+    const dir = scratchDir('backfill-heap-');
+    const db = join(dir, 'state.db');
+    const made = await run(python.path ?? 'python3', [STATE_DB_SCRIPT, 'generate', '--schema', '30', '--db', db, '--sessions', '2000', '--messages', '200000', '--days', '60']);
+    const totals = JSON.parse(made.stdout) as StateTotals;
+    const out = join(dir, 'out');
+    const ran = spawnSync(process.execPath, ['--max-old-space-size=40', MAIN, 'backfill', '--state-db', db, '--until', '1760000000', '--out', out], {
+      env: { PATH: '', HOME: dir },
+      encoding: 'utf8',
+      timeout: 150_000,
+    });
+    expect(ran.stderr).toBe('');
+    expect(ran.status).toBe(0);
+    expect(ran.stdout).toContain('136000 rows became 464 series, 346592 samples');
+    const files = openMetricsFiles(out);
+    expect(files).toHaveLength(11);
+    expect(lastTotal(files, 'hermes_sessions_started_total')).toBe(totals.sessions_started);
+    expect(lastTotal(files, 'hermes_history_tool_calls_total')).toBe(totals.tool_messages);
+    expect(lastTotal(files, 'hermes_history_finish_reasons_total')).toBe(totals.finish_reasons);
+  }, 240_000);
+
+  it('refuses --out where the file system will not make a directory at once, instead of spinning (exit 2)', () => {
+    const dir = scratchDir('backfill-proc-');
+    createStateDb(python.path ?? 'python3', join(dir, 'state.db'), 30, { sessions: [{ id: 'a', source: 'cli', started_at: 1_700_000_000, ended_at: null, end_reason: null, tool_call_count: 0 }] });
+    const ran = spawnSync(process.execPath, [MAIN, 'backfill', '--state-db', join(dir, 'state.db'), '--out', '/proc/hermes-backfill'], { env: { PATH: '', HOME: dir }, encoding: 'utf8', timeout: 60_000 });
+    expect(ran.status).toBe(2);
+    expect(ran.stderr).toMatch(/^backfill: --out \/proc\/hermes-backfill (cannot be created \(ENOENT at \/proc\/hermes-backfill\)|cannot be written by this user \(\/proc is not writable\))\.\n$/);
+  }, 90_000);
 });

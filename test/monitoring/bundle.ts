@@ -32,6 +32,20 @@ export interface Target {
   readonly expr: string;
   readonly refId?: string;
   readonly datasource?: DataSourceRef;
+  readonly instant?: boolean;
+  readonly range?: boolean;
+}
+
+export interface GridPos {
+  readonly x: number;
+  readonly y: number;
+  readonly w: number;
+  readonly h: number;
+}
+
+export interface ThresholdStep {
+  readonly value: number | null;
+  readonly color: string;
 }
 
 export interface Panel {
@@ -40,7 +54,15 @@ export interface Panel {
   readonly title: string;
   readonly description?: string;
   readonly datasource?: DataSourceRef;
-  readonly fieldConfig?: { readonly defaults?: { readonly unit?: string } };
+  readonly gridPos?: GridPos;
+  readonly collapsed?: boolean;
+  readonly fieldConfig?: {
+    readonly defaults?: {
+      readonly unit?: string;
+      readonly thresholds?: { readonly mode?: string; readonly steps?: readonly ThresholdStep[] };
+      readonly custom?: { readonly thresholdsStyle?: { readonly mode?: string } };
+    };
+  };
   readonly targets?: readonly Target[];
   readonly panels?: readonly Panel[];
 }
@@ -49,6 +71,8 @@ export interface Variable {
   readonly name: string;
   readonly type: string;
   readonly query?: unknown;
+  readonly definition?: string;
+  readonly current?: { readonly text?: unknown; readonly value?: unknown };
   readonly datasource?: DataSourceRef;
   readonly multi?: boolean;
   readonly includeAll?: boolean;
@@ -58,6 +82,10 @@ export interface Variable {
 export interface DashboardJson {
   readonly uid: string;
   readonly title: string;
+  readonly editable?: boolean;
+  readonly schemaVersion?: number;
+  readonly __inputs?: readonly { readonly name: string; readonly type: string; readonly pluginId: string }[];
+  readonly __requires?: readonly { readonly type: string; readonly id: string; readonly version: string }[];
   readonly panels: readonly Panel[];
   readonly templating: { readonly list: readonly Variable[] };
 }

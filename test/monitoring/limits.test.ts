@@ -10,8 +10,19 @@ import { CATALOGUE } from '../../src/catalogue.js';
 import { defaultConfig } from '../../src/config.js';
 import { closedValues, type MetricSpec } from '../../src/metrics/declare.js';
 import { OTHER, UNKNOWN } from '../../src/metrics/labels.js';
-import { maxLabels, maxLabelNameLength, maxLabelValueBytes, maxSamples, RUNTIME_ALLOWANCE, scrapeLimits } from '../../monitoring/limits.js';
-import { prometheusConfig } from '../../monitoring/provisioning.js';
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import {
+  ADDED_TARGET_LABELS,
+  maxLabels,
+  maxLabelNameLength,
+  maxLabelValueBytes,
+  maxSamples,
+  RUNTIME_ALLOWANCE,
+  scrapeLimitArithmetic,
+  scrapeLimits,
+} from '../../monitoring/limits.js';
+import { alertmanagerTarget, prometheusConfig } from '../../monitoring/provisioning.js';
 import { pino } from 'pino';
 
 const specs = Object.values(CATALOGUE as Record<string, MetricSpec>);
@@ -79,6 +90,38 @@ describe('scrape limits of the shipped prometheus.yml', () => {
     expect(config).toContain(`label_value_length_limit: ${limits.labelValueLengthLimit}`);
     expect(limits.sampleLimit).toBeGreaterThanOrEqual(maxSamples());
     expect(limits.labelValueLengthLimit).toBeGreaterThanOrEqual(maxLabelValueBytes());
+  });
+
+  it('leaves room for the target labels a deployment adds', () => {
+    const limits = scrapeLimits();
+    // One added label (env, site) must never fail a scrape: the widest sample plus ten labels.
+    expect(limits.labelLimit).toBe(maxLabels() + ADDED_TARGET_LABELS);
+    expect(limits.labelLimit).toBeGreaterThanOrEqual(maxLabels() + 2);
+    // app_kubernetes_io_ + a 63-character Kubernetes label name.
+    expect(limits.labelNameLengthLimit).toBeGreaterThanOrEqual('app_kubernetes_io_'.length + 63);
+    expect(limits.labelNameLengthLimit).toBeGreaterThan(maxLabelNameLength());
+  });
+
+  it('sends alerts to the Alertmanager on its default port', () => {
+    const config = parseYaml(prometheusConfig()) as { alerting?: { alertmanagers?: { static_configs?: { targets?: string[] }[] }[] } };
+    expect(config.alerting?.alertmanagers?.[0]?.static_configs?.[0]?.targets).toEqual([alertmanagerTarget]);
+    expect(alertmanagerTarget).toBe('localhost:9093');
+  });
+
+  it('is what docs/scale-out.md says, number for number', () => {
+    const docs = readFileSync(new URL('../../docs/scale-out.md', import.meta.url), 'utf8');
+    const format = (value: number) => value.toLocaleString('en-US');
+    for (const limit of scrapeLimitArithmetic()) {
+      expect(docs, limit.setting).toContain(`| \`${limit.setting}\` | ${format(limit.value)} |`);
+    }
+    // Every figure the docs give for sample_limit anywhere is the shipped one.
+    const sampleLimit = format(scrapeLimits().sampleLimit);
+    const mentions = docs.split('\n').filter((line) => line.includes('sample_limit'));
+    expect(mentions.length).toBeGreaterThan(1);
+    for (const line of mentions) {
+      const figures = [...line.matchAll(/\b\d{3},\d{3}\b/g)].map((match) => match[0]);
+      for (const figure of figures) expect([sampleLimit, format(maxSamples())], line).toContain(figure);
+    }
   });
 
   it('bounds the runtime metrics prom-client adds by the runtime allowance, after garbage collections', async () => {

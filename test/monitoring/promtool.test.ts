@@ -26,7 +26,8 @@ function run(args: readonly string[]): string {
 
 /** Grafana's variables replaced by what Prometheus would receive. */
 function asPlainPromql(expr: string): string {
-  return expr.replaceAll('$__rate_interval', '5m');
+  // $__range: the dashboard's default time range (3 hours).
+  return expr.replaceAll('$__rate_interval', '5m').replaceAll('$__range', '3h');
 }
 
 describe.skipIf(!tool.path)(`promtool ${tool.skipReason ?? ''}`.trim(), () => {

@@ -42,6 +42,8 @@ export class HeldPlugin {
   private readonly waiting: ((line: DriverLine) => void)[] = [];
   private readonly lines: DriverLine[] = [];
   stderr = '';
+  /** The driver's "ready" line: its stats and the file the plugin was loaded from. */
+  ready: DriverLine = {};
 
   private constructor(readonly child: ChildProcess) {
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -60,14 +62,15 @@ export class HeldPlugin {
   }
 
   /** Starts the driver in hold mode and waits for it to be ready. */
-  static async start(python: string, url: string, env: NodeJS.ProcessEnv = {}): Promise<HeldPlugin> {
-    const child = spawn(python, [DRIVER, '--url', url, '--hold', '--hook-timeout', '0'], {
+  static async start(python: string, url: string, env: NodeJS.ProcessEnv = {}, extraArgs: readonly string[] = []): Promise<HeldPlugin> {
+    const child = spawn(python, [DRIVER, '--url', url, '--hold', '--hook-timeout', '0', ...extraArgs], {
       env: { PATH: process.env.PATH, ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const plugin = new HeldPlugin(child);
     const ready = await plugin.next();
     if (ready.type !== 'ready') throw new Error(`driver did not start: ${JSON.stringify(ready)} ${plugin.stderr}`);
+    plugin.ready = ready;
     return plugin;
   }
 

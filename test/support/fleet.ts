@@ -137,6 +137,17 @@ function dashboardExpr(title: string): string {
 }
 
 /** A dashboard expression with its variables set the way Grafana sends "All" (allValue .+). */
+/** The series the overview's instance variable lists instances of, with every job selected. */
+function instanceVariableSelector(): string {
+  const dashboard = JSON.parse(readFileSync(join(REPO, 'dashboards/hermes-agent-overview.json'), 'utf8')) as {
+    templating: { list: { name: string; query?: unknown }[] };
+  };
+  const query = dashboard.templating.list.find((variable) => variable.name === 'instance')?.query;
+  const selector = /^label_values\((.+), instance\)$/.exec(typeof query === 'string' ? query : '')?.[1];
+  if (selector === undefined) throw new Error(`the overview's instance variable is not a label_values query: ${String(query)}`);
+  return selector.replaceAll('$job', 'hermes-sidecar');
+}
+
 const withVariables = (expr: string, instance = '.+'): string =>
   expr.replaceAll('$job', 'hermes-sidecar').replaceAll('$instance', instance).replaceAll('$provider', '.+').replaceAll('$model', '.+');
 
@@ -324,9 +335,9 @@ export function describeFleet(title: string, startStore: (setup: StoreSetup) => 
         (await scalar('sum(hermes_api_requests_total{job="hermes-sidecar"})')) === requestsEverywhere ? true : undefined,
       );
 
-      // The instance variable lists the fleet.
+      // The instance variable lists the fleet (its own label_values selector, from up).
       const instances = (await (
-        await fetch(`${central}/api/v1/label/instance/values?match[]=${encodeURIComponent('hermes_sidecar_build_info{job=~"hermes-sidecar"}')}`)
+        await fetch(`${central}/api/v1/label/instance/values?match[]=${encodeURIComponent(instanceVariableSelector())}`)
       ).json()) as { data: string[] };
       expect([...instances.data].sort()).toEqual([...HOSTS]);
 

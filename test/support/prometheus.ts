@@ -120,6 +120,7 @@ export async function readyPrometheus(child: ChildProcess, name: string, cleanup
 export function substituteVariables(expr: string): string {
   return expr
     .replaceAll('$__rate_interval', '1m')
+    .replaceAll('$__range', '5m')
     .replaceAll('$__interval', '5s')
     .replaceAll('$job', 'hermes-sidecar')
     .replaceAll('$instance', '.+')

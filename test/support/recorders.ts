@@ -3,8 +3,9 @@
  * span tables it registers, and the samples it has written (parsed from the text exposition).
  */
 import { createMetricsRegistry, type Metrics } from '../../src/catalogue.js';
-import type { RecorderContext, Sweepable } from '../../src/correlate/recorders/context.js';
-import { SPAN_FAMILIES } from '../../src/correlate/recorders/context.js';
+import type { RecorderContext } from '../../src/correlate/recorders/context.js';
+import { SPAN_FAMILIES } from '../../src/correlate/recorders/spanTables.js';
+import type { Sweepable } from '../../src/correlate/spans.js';
 import { PriceTable, type PriceEntry } from '../../src/correlate/recorders/pricing.js';
 import { createExposition, renderText } from '../../src/exposition/exposition.js';
 import { DEFAULT_BUCKETS } from '../../src/metrics/declare.js';

@@ -4,6 +4,7 @@
  */
 import { closest } from '../../suggest.js';
 import { BackfillError } from './errors.js';
+import { DEFAULT_MAX_MEMORY_BYTES, MIN_MAX_MEMORY_BYTES, mebibytes, parseByteSize } from './memory.js';
 
 export interface BackfillArgs {
   /** Explicit databases (--state-db, repeatable); empty means the default Hermes home and its profiles. */
@@ -19,15 +20,18 @@ export interface BackfillArgs {
   readonly stepMs: number;
   /** Labels every series carries so the bundle's selector matches it (job, instance and --label). */
   readonly extraLabels: readonly (readonly [string, string])[];
+  /** Resident memory past which the run stops (--max-memory). */
+  readonly maxMemoryBytes: number;
   readonly help: boolean;
 }
 
 export const BACKFILL_HELP = `Usage: hermes-prometheus-sidecar backfill [--state-db PATH]... [--from TIME] [--until TIME] [--out DIR] [--label NAME=VALUE]...
 
 Read Hermes' session databases (read-only, safe while Hermes runs) and write their history as
-OpenMetrics with timestamps to DIR/openmetrics/ (one file per 162 h block); when promtool is
+OpenMetrics with timestamps to DIR/openmetrics/ (one file per 162 h block, built and written one
+at a time, so memory follows the busiest week, not the length of the history); when promtool is
 on the PATH, also turn it into Prometheus TSDB blocks in DIR/blocks and print how to copy them
-into Prometheus' data directory.
+into Prometheus' data directory with Prometheus' owner.
 Every series carries source="backfill" and profile="<Hermes profile>".
 
 Options:
@@ -37,35 +41,48 @@ Options:
   --from TIME        first moment to include (RFC 3339 or Unix seconds); default: all history
   --until TIME       last moment to include; default: now. Set it to when the sidecar's live
                      scrapes began, so history and live series never count the same call twice
-  --out DIR          output directory (default: ./hermes-backfill; must not hold a backfill yet)
+  --out DIR          output directory (default: ./hermes-backfill; must not hold a backfill yet;
+                     inside Prometheus' data directory only when run as its owner)
   --step SECONDS     sample step (default 15, a usual scrape interval): events count at the end
                      of their step, so rate() over four steps ($__rate_interval) sees them
   --label NAME=VALUE a label for every series (repeatable), so the monitoring bundle's selector
                      matches the history as it matches the live scrape; default job=hermes-sidecar
                      and instance=backfill
+  --max-memory SIZE  stop with an error when the process's resident memory passes SIZE
+                     (512Mi, 1Gi, 800MB; default 512Mi)
   -h, --help         show this help
 
-Exit status: 0 done, 1 failed (nothing half-written), 2 bad arguments or a database of a schema
-this version does not understand.
+Exit status: 0 done; 1 failed while running (a database unreadable, memory past --max-memory,
+a write or promtool failed; nothing half-written is kept); 2 it could not start as asked (bad
+arguments, an unusable --out, a missing database or one of a schema this version does not know).
 `;
 
-const OPTIONS_WITH_VALUE = ['--state-db', '--hermes-home', '--from', '--until', '--out', '--step', '--label'] as const;
+const OPTIONS_WITH_VALUE = ['--state-db', '--hermes-home', '--from', '--until', '--out', '--step', '--label', '--max-memory'] as const;
 type ValueOption = (typeof OPTIONS_WITH_VALUE)[number];
 const KNOWN = [...OPTIONS_WITH_VALUE, '--help', '-h'];
 
 const MIN_STEP_SECONDS = 1;
 const MAX_STEP_SECONDS = 86_400;
 
-/** RFC 3339 / ISO 8601 with a zone, or Unix seconds. */
+/** The last moment a time may name: 9999-12-31T23:59:59Z (beyond it dates have no RFC 3339 form). */
+export const MAX_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59);
+
+/** RFC 3339 / ISO 8601 with a zone, or Unix seconds, from the epoch to the year 9999. */
 export function parseTime(option: string, text: string): number {
-  if (/^\d+(\.\d+)?$/.test(text)) {
-    const ms = Math.round(Number(text) * 1000);
-    if (Number.isSafeInteger(ms)) return ms;
-  } else if (/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/.test(text)) {
-    const ms = Date.parse(text);
-    if (Number.isFinite(ms)) return ms;
+  let ms = Number.NaN;
+  if (/^\d+(\.\d+)?$/.test(text)) ms = Math.round(Number(text) * 1000);
+  else if (/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/.test(text)) ms = Date.parse(text);
+  if (Number.isFinite(ms) && ms >= 0 && ms <= MAX_TIME_MS) return ms;
+  throw new BackfillError('usage', `${option} must be an RFC 3339 time (2026-07-01T00:00:00Z) or Unix seconds, from 1970 to 9999.`);
+}
+
+function parseMaxMemory(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_MAX_MEMORY_BYTES;
+  const bytes = parseByteSize(text);
+  if (bytes === undefined || bytes < MIN_MAX_MEMORY_BYTES) {
+    throw new BackfillError('usage', `--max-memory must be a size of at least ${mebibytes(MIN_MAX_MEMORY_BYTES)}, such as 512Mi, 1Gi or 800MB.`);
   }
-  throw new BackfillError('usage', `${option} must be an RFC 3339 time (2026-07-01T00:00:00Z) or Unix seconds.`);
+  return bytes;
 }
 
 /** Labels the history writes itself: --label cannot set them. */
@@ -164,6 +181,7 @@ export function parseBackfillArgs(argv: readonly string[], nowMs: number): Backf
     outDir: single.get('--out') ?? 'hermes-backfill',
     stepMs: parseStep(single.get('--step') ?? '15'),
     extraLabels: extraLabels(labels),
+    maxMemoryBytes: parseMaxMemory(single.get('--max-memory')),
     help,
   };
 }

@@ -94,13 +94,18 @@ export class HistoryBuilder {
     this.guard = new LabelGuard(defaultLabelRules(), this.guardCounts);
   }
 
-  session(profile: string, row: SessionRow): void {
-    const platform = this.label('platform', row.platform);
+  /** A session at its start. */
+  sessionStarted(profile: string, row: SessionRow): void {
     const started = this.when(row.startedAt);
-    if (started !== undefined) this.add(HISTORY_FAMILIES.sessionsStarted, profile, [['platform', platform]], started, 1);
+    if (started !== undefined) this.add(HISTORY_FAMILIES.sessionsStarted, profile, [['platform', this.label('platform', row.platform)]], started, 1);
+  }
+
+  /** A session at its end (read only for the sessions that have one). */
+  sessionEnded(profile: string, row: SessionRow): void {
     if (row.endedAt === undefined) return;
     const ended = this.when(row.endedAt);
     if (ended === undefined) return;
+    const platform = this.label('platform', row.platform);
     this.add(HISTORY_FAMILIES.sessionsEnded, profile, [['platform', platform], ['end_reason', this.label('reason', row.endReason)]], ended, 1);
     if (row.toolCalls !== undefined) this.amount(HISTORY_FAMILIES.sessionToolCalls, profile, [['platform', platform]], ended, row.toolCalls);
     if (row.startedAt !== undefined) this.duration(profile, platform, ended, row.endedAt - row.startedAt);
@@ -170,13 +175,13 @@ export class HistoryBuilder {
     return this.guard.value(label, raw);
   }
 
-  /** Seconds since the epoch → ms, when inside the range; undefined (and counted) otherwise. */
+  /** Seconds since the epoch → ms (at least 1: no sample before the epoch), when inside the range; undefined (and counted) otherwise. */
   private when(seconds: number | undefined): number | undefined {
-    if (seconds === undefined || !Number.isFinite(seconds) || seconds <= 0) {
+    const ms = seconds === undefined ? Number.NaN : Math.round(seconds * 1000);
+    if (!Number.isFinite(ms) || ms < 1) {
       this.skipped.noTime += 1;
       return undefined;
     }
-    const ms = Math.round(seconds * 1000);
     if (ms > this.range.untilMs || (this.range.fromMs !== undefined && ms < this.range.fromMs)) {
       this.skipped.outsideRange += 1;
       return undefined;

@@ -48,12 +48,18 @@ export function createBlocks(promtool: string, openMetricsFile: string, blocksDi
   });
 }
 
-export function copyStep(blocksDir: string): string {
+/**
+ * How to serve the blocks: copied into Prometheus' data directory and given that directory's
+ * owner (a copy made as root stays root's, and Prometheus, running as its own user, then fails
+ * every compaction with "permission denied").
+ */
+export function copyStep(blocksDir: string, blocks: number): string {
   return [
-    `TSDB blocks written to ${blocksDir}. To serve them:`,
-    `  cp -r ${blocksDir}/* <Prometheus data dir>/     (Debian: /var/lib/prometheus/metrics2/; the --storage.tsdb.path of Prometheus)`,
-    '  then restart Prometheus. Prometheus 2.39 and later (Debian 12\'s 2.42 included) merge blocks that overlap',
-    '  existing ones by themselves; 2.38 and earlier need --storage.tsdb.allow-overlapping-blocks. Blocks older than',
+    `TSDB blocks written to ${blocksDir} (${blocks}). To serve them, with DATA the --storage.tsdb.path of Prometheus (Debian: /var/lib/prometheus/metrics2):`,
+    `  for b in ${blocksDir}/*/; do cp -r "$b" "$DATA"/ && chown -R --reference="$DATA" "$DATA/$(basename "$b")" || break; done`,
+    '  (the chown gives the blocks the data directory\'s owner, so Prometheus can compact and delete them), then restart',
+    '  Prometheus. Prometheus 2.39 and later (Debian 12\'s 2.42 included) merge blocks that overlap existing ones by',
+    '  themselves; 2.38 and earlier need --storage.tsdb.allow-overlapping-blocks. Blocks older than',
     '  --storage.tsdb.retention.time (15d by default) are deleted at once: raise it to keep the history.',
     '',
   ].join('\n');

@@ -1,10 +1,11 @@
 /**
- * The rows the history is built from, each table read in one read transaction with an explicit,
- * content-free column list (never `SELECT *`): values arrive as SQLite stored them, so each is
- * checked for its type here and anything else becomes undefined.
+ * The rows the history is built from, as streams in time order: one statement per stream with an
+ * explicit, content-free column list (never `SELECT *`), ordered by the time the row counts at,
+ * so the history can be built one window at a time. Values arrive as SQLite stored them, so each
+ * is checked for its type here and anything else becomes undefined. A session counts twice: when
+ * it starts and when it ends, so sessions are read as two streams.
  */
 import type { Schema } from './schema.js';
-import { inReadTransaction, type Database } from './sqlite.js';
 
 export interface SessionRow {
   readonly platform: string | undefined;
@@ -38,47 +39,54 @@ export interface MessageRow {
   readonly finishReason: string | undefined;
 }
 
-const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-const num = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+export const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+export const num = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
 
-function each(db: Database, sql: string, visit: (row: unknown[]) => void): void {
-  inReadTransaction(db, () => {
-    for (const row of db.prepare(sql).raw(true).iterate()) visit(row as unknown[]);
-  });
+/** One stream: its statement, which column is its time (seconds), and what a row becomes. */
+export interface RowStream<Row> {
+  readonly sql: string;
+  readonly timeColumn: number;
+  readonly row: (raw: readonly unknown[]) => Row;
 }
 
-export function readSessions(db: Database, schema: Schema, visit: (row: SessionRow) => void): void {
-  const toolCalls = schema.sessionToolCalls ? 'tool_call_count' : 'NULL';
-  each(db, `SELECT source, started_at, ended_at, end_reason, ${toolCalls} FROM sessions`, (row) =>
-    visit({ platform: text(row[0]), startedAt: num(row[1]), endedAt: num(row[2]), endReason: text(row[3]), toolCalls: num(row[4]) }),
-  );
-}
+const sessionRow = (raw: readonly unknown[]): SessionRow => ({ platform: text(raw[0]), startedAt: num(raw[1]), endedAt: num(raw[2]), endReason: text(raw[3]), toolCalls: num(raw[4]) });
 
-export function readUsage(db: Database, visit: (row: UsageRow) => void): void {
-  const sql =
+const sessionColumns = (schema: Schema): string => `source, started_at, ended_at, end_reason, ${schema.sessionToolCalls ? 'tool_call_count' : 'NULL'}`;
+
+/** Every session, at its start. */
+export const sessionStarts = (schema: Schema): RowStream<SessionRow> => ({ sql: `SELECT ${sessionColumns(schema)} FROM sessions ORDER BY started_at`, timeColumn: 1, row: sessionRow });
+
+/** The sessions that ended, at their end. */
+export const sessionEnds = (schema: Schema): RowStream<SessionRow> => ({
+  sql: `SELECT ${sessionColumns(schema)} FROM sessions WHERE ended_at IS NOT NULL ORDER BY ended_at`,
+  timeColumn: 2,
+  row: sessionRow,
+});
+
+export const usage: RowStream<UsageRow> = {
+  sql:
     'SELECT model, billing_provider, task, api_call_count, input_tokens, output_tokens, cache_read_tokens, ' +
-    'cache_write_tokens, reasoning_tokens, estimated_cost_usd, cost_status, last_seen FROM session_model_usage';
-  each(db, sql, (row) =>
-    visit({
-      model: text(row[0]),
-      provider: text(row[1]),
-      task: text(row[2]),
-      apiCalls: num(row[3]),
-      input: num(row[4]),
-      output: num(row[5]),
-      cacheRead: num(row[6]),
-      cacheWrite: num(row[7]),
-      reasoning: num(row[8]),
-      estimatedCostUsd: num(row[9]),
-      costStatus: text(row[10]),
-      lastSeen: num(row[11]),
-    }),
-  );
-}
+    'cache_write_tokens, reasoning_tokens, estimated_cost_usd, cost_status, last_seen FROM session_model_usage ORDER BY last_seen',
+  timeColumn: 11,
+  row: (raw) => ({
+    model: text(raw[0]),
+    provider: text(raw[1]),
+    task: text(raw[2]),
+    apiCalls: num(raw[3]),
+    input: num(raw[4]),
+    output: num(raw[5]),
+    cacheRead: num(raw[6]),
+    cacheWrite: num(raw[7]),
+    reasoning: num(raw[8]),
+    estimatedCostUsd: num(raw[9]),
+    costStatus: text(raw[10]),
+    lastSeen: num(raw[11]),
+  }),
+};
 
 /** Only the messages that count: tool results and messages with a finish reason. */
-export function readMessages(db: Database, visit: (row: MessageRow) => void): void {
-  const sql =
-    "SELECT role, tool_name, timestamp, finish_reason FROM messages WHERE role = 'tool' OR (finish_reason IS NOT NULL AND finish_reason <> '')";
-  each(db, sql, (row) => visit({ role: text(row[0]), toolName: text(row[1]), timestamp: num(row[2]), finishReason: text(row[3]) }));
-}
+export const messages: RowStream<MessageRow> = {
+  sql: "SELECT role, tool_name, timestamp, finish_reason FROM messages WHERE role = 'tool' OR (finish_reason IS NOT NULL AND finish_reason <> '') ORDER BY timestamp",
+  timeColumn: 2,
+  row: (raw) => ({ role: text(raw[0]), toolName: text(raw[1]), timestamp: num(raw[2]), finishReason: text(raw[3]) }),
+};

@@ -5,8 +5,8 @@
  * Safe while Hermes writes: the file is opened read-only (`readonly`, `fileMustExist`, and
  * `PRAGMA query_only` on top), so this connection never writes, never checkpoints and never
  * recovers a WAL for a writer. SQLite's WAL readers see the last committed transaction, including
- * frames still in state.db-wal; each table is read inside one read transaction, so a table is a
- * consistent snapshot even while Hermes commits new rows.
+ * frames still in state.db-wal; each stream is one statement, and so one read transaction: a
+ * consistent snapshot of its table even while Hermes commits new rows.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { BackfillError } from './errors.js';
@@ -39,6 +39,9 @@ export function openReadOnly(Sqlite: DatabaseConstructor, path: string, label: s
     db.pragma('query_only = 1');
     // A writer holding the lock briefly (a checkpoint) should not fail the read.
     db.pragma('busy_timeout = 5000');
+    // Each stream sorts its table by time; SQLite's sorter spills to temporary files past the
+    // page cache, so a small cache keeps the four connections per database small.
+    db.pragma('cache_size = -4000');
     // Reading sqlite_master fails here, with SQLite's own code, on a file that is not a database.
     db.prepare('SELECT count(*) FROM sqlite_master').get();
     return db;
@@ -46,15 +49,5 @@ export function openReadOnly(Sqlite: DatabaseConstructor, path: string, label: s
     db?.close();
     const code = (error as { code?: unknown }).code;
     throw new BackfillError('not_readable', `The session database of ${label} cannot be read as SQLite (${typeof code === 'string' ? code : 'open failed'}).`);
-  }
-}
-
-/** Runs `read` inside one read transaction: everything it reads is one snapshot. */
-export function inReadTransaction<T>(db: Database, read: () => T): T {
-  db.exec('BEGIN DEFERRED');
-  try {
-    return read();
-  } finally {
-    db.exec('COMMIT');
   }
 }

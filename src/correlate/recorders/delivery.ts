@@ -1,5 +1,7 @@
 /** Delivery health: the plugin's drop reports, plugin instances, sequence gaps, duplicates and discards. */
-import type { DropDelta } from '../instances.js';
+import type { HostDelta } from '../instances.js';
+import { foldedDropParts } from '../hostTotals.js';
+import type { DropReport } from '../../contract/eventData.js';
 import { closedLabel } from '../../metrics/labels.js';
 import type { Families } from '../../metrics/registry.js';
 import { VALUES, type ValueOf } from '../../contract/vocabulary.js';
@@ -35,13 +37,14 @@ export const DELIVERY_FAMILIES = {
   eventsDiscarded: counter('hermes_sidecar_events_discarded_total', { reason: DELIVERY_VALUES.discard_reason }, 'delivery',
     'Plugin events answered 202 but not applied, by reason ({reason}): after_lost, its seq had already been counted lost, so applying it would make lost + applied disagree; beyond_memory, its seq is older than what the sidecar remembers of its instance (below an epoch floor, a forgotten range, or before an eviction), so it may have been applied already.'),
   heartbeatsStale: counter('hermes_sidecar_heartbeats_stale_total', { reason: DELIVERY_VALUES.stale_heartbeat_reason }, 'delivery',
-    'Plugin heartbeats ignored as stale (delayed or replayed), by reason ({reason}): boot, an earlier boot of the instance; acked_seq, lower than one already seen; dropped, a drop total lower than stored. They settle nothing; their lower totals are ignored.'),
+    'Plugin heartbeats ignored as stale (delayed or replayed), by reason ({reason}): boot, an earlier boot of the instance; acked_seq, lower than one already seen; dropped, a drop or refused-value total lower than stored. They change nothing: no gap settles, no total, host description or liveness moves.'),
   heartbeatKeysFolded: counter('hermes_sidecar_heartbeat_keys_folded_total', { key: VALUES.drop_key_part }, 'self',
     'Plugin heartbeat drop reports whose {key} is not a known one, folded into "other" before they are stored.'),
 } as const satisfies Declarations;
 
 const HOOKS = new Set(VALUES.plugin_hook);
 const DROP_REASONS = new Set(VALUES.plugin_drop_reason);
+const DROP_KEY_PARTS: readonly ValueOf<'drop_key_part'>[] = VALUES.drop_key_part;
 
 /** Plugin instances by liveness, counted at scrape time (PluginInstances.liveness). */
 export interface Liveness {
@@ -56,9 +59,12 @@ export interface Liveness {
 export class DeliveryRecorder {
   constructor(private readonly metrics: Families<typeof DELIVERY_FAMILIES>) {}
 
-  dropped(deltas: readonly DropDelta[]): void {
-    for (const { hook, reason, delta } of deltas) {
-      this.metrics.pluginCallbacksDropped.inc({ hook: closedLabel(HOOKS, hook), reason: closedLabel(DROP_REASONS, reason) }, delta);
+  /** Counts the dropped-callback rises among a heartbeat's host deltas. */
+  dropped(deltas: readonly HostDelta[]): void {
+    for (const delta of deltas) {
+      if (delta.total !== 'dropped') continue;
+      const { hook, reason } = delta;
+      this.metrics.pluginCallbacksDropped.inc({ hook: closedLabel(HOOKS, hook), reason: closedLabel(DROP_REASONS, reason) }, delta.delta);
     }
   }
 
@@ -91,9 +97,10 @@ export class DeliveryRecorder {
     this.metrics.heartbeatsStale.inc({ reason });
   }
 
-  /** A heartbeat drop key whose hook or reason was folded into `other`. */
-  folded(key: ValueOf<'drop_key_part'>): void {
-    this.metrics.heartbeatKeysFolded.inc({ key });
+  /** Counts a heartbeat's drop reports whose hook (or reason) the instance table folds into `other`. */
+  dropReports(reports: readonly DropReport[]): void {
+    const folded = foldedDropParts(reports);
+    for (const key of DROP_KEY_PARTS) if (folded[key] > 0) this.metrics.heartbeatKeysFolded.inc({ key }, folded[key]);
   }
 
   pluginSeen(at: number): void {

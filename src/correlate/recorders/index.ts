@@ -3,7 +3,7 @@ import { mergeDeclarations } from '../../metrics/declare.js';
 import { familiesFor, type Families } from '../../metrics/registry.js';
 import { API_FAMILIES, ApiRecorder } from './api.js';
 import { APPROVAL_FAMILIES, ApprovalRecorder } from './approvals.js';
-import type { Collectable, RecorderContext } from './context.js';
+import type { RecorderContext } from './context.js';
 import { DELIVERY_FAMILIES, type DeliveryRecorder } from './delivery.js';
 import { INTERRUPT_FAMILIES, InterruptRecorder } from './interrupts.js';
 import { PLUGIN_REPORT_FAMILIES, PluginReportRecorder } from './plugins.js';
@@ -40,16 +40,10 @@ export interface Recorders {
   readonly plugins: PluginReportRecorder;
 }
 
-/** Bounds of the per-plugin-instance state kept outside the sequence table. */
-export interface PluginLimits {
-  readonly maxInstances: number;
-}
-
 export function createRecorders(
   context: RecorderContext,
   metrics: Families<typeof RECORDER_FAMILIES>,
   delivery: DeliveryRecorder,
-  plugins: PluginLimits,
 ): Recorders {
   return {
     api: new ApiRecorder(context, familiesFor(metrics, API_FAMILIES)),
@@ -61,17 +55,8 @@ export function createRecorders(
     runs: new RunRecorder(context, familiesFor(metrics, RUN_FAMILIES)),
     delivery,
     interrupts: new InterruptRecorder(context, familiesFor(metrics, INTERRUPT_FAMILIES)),
-    plugins: new PluginReportRecorder(context, familiesFor(metrics, PLUGIN_REPORT_FAMILIES), plugins.maxInstances),
+    plugins: new PluginReportRecorder(context, familiesFor(metrics, PLUGIN_REPORT_FAMILIES)),
   };
 }
 
-/**
- * The recorders whose gauges are computed at scrape time. The gauges of what is open (in flight,
- * active, pending) are not among them: they are written as entries open and close, so their
- * series are the one record of what is open under each label set.
- */
-export function collectables(recorders: Recorders): Collectable[] {
-  return [recorders.plugins];
-}
-
-export type { Collectable, RecorderContext, Sweepable } from './context.js';
+export type { RecorderContext, Sweepable } from './context.js';

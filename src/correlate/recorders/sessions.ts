@@ -58,6 +58,8 @@ export const SESSION_FAMILIES = {
     'User turns (pre_llm_call) per finalized session.'),
   sessionDuration: histogram('hermes_session_duration_seconds', { platform: OPEN }, 'session_seconds', 'agent',
     'Session duration from on_session_start to on_session_finalize (observed times).'),
+  sessionsInferred: counter('hermes_sidecar_sessions_inferred_total', { platform: OPEN }, 'delivery',
+    'Sessions counted as started from their first pre_llm_call, as no on_session_start was seen: Hermes skips an on_session_start that overlaps another one (its hook gate keys on tool_call_id or turn_id, which that hook lacks), and a session already open when the sidecar started is first seen this way too.'),
   sessionsUnobserved: counter('hermes_sidecar_sessions_unobserved_total', { reason: SESSION_VALUES.session_unobserved_reason }, 'delivery',
     'Sessions left out of the per-session histograms, by why ({reason}): unpriced ones only out of hermes_session_cost_usd.'),
 } as const satisfies Declarations;
@@ -143,13 +145,31 @@ export class SessionRecorder {
     if (sessionId !== undefined) this.active.touch(sessionId);
   }
 
-  /** A turn of the session started (pre_llm_call): activity, and one more turn. */
-  turnStarted(sessionId: string | undefined): void {
+  /**
+   * A turn of the session started (pre_llm_call): activity, and one more turn. A session the
+   * table does not hold starts here: Hermes 0.21 skips an on_session_start whose call overlaps
+   * another (hermes_cli/plugins_dispatch.py gates the timeout-bounded hooks by tool_call_id or
+   * turn_id, and agent/conversation_loop.py's on_session_start carries neither), while
+   * pre_llm_call (agent/turn_context.py) carries the session_id, its platform and a turn_id, so
+   * it is never skipped. The session is counted
+   * started once, here, and in hermes_sidecar_sessions_inferred_total; its duration runs from
+   * this first turn.
+   */
+  turnStarted(sessionId: string | undefined, platform: string | undefined, observedAt: number): void {
     if (sessionId === undefined) return;
-    const state = this.active.get(sessionId);
-    if (state === undefined) return;
+    const state = this.active.get(sessionId) ?? this.inferStart(sessionId, platform, observedAt);
     state.turns += 1;
     this.active.touch(sessionId);
+  }
+
+  private inferStart(sessionId: string, platform: string | undefined, observedAt: number): SessionState {
+    const labels = { platform: this.context.labels.value('platform', platform) };
+    this.metrics.sessionsStarted.inc(labels);
+    this.metrics.sessionsInferred.inc(labels);
+    this.metrics.sessionsActive.inc(labels);
+    const state: SessionState = { labels, startedAt: observedAt, turns: 0, tokens: 0, usd: 0, unpriced: false };
+    this.active.open(sessionId, state, SESSION_TOTALS_BYTES);
+    return state;
   }
 
   /** A successful provider call of the session (found through its turn): its cost and tokens. */

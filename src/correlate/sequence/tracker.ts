@@ -3,7 +3,12 @@
  * and heartbeat totals. The rules are stated in docs/metrics.md ("Sequence accounting"); in
  * short: an event is matched to the epoch that holds its number, else the nearest one within
  * the window, else it starts a new epoch; a heartbeat of the current boot settles every open
- * gap; a new boot is a restart; stale heartbeats settle nothing and never lower a total.
+ * gap; a new boot is a restart; a stale heartbeat changes nothing.
+ *
+ * A heartbeat's cumulative host totals (callbacks dropped, values refused: whatever keys the
+ * caller gives) follow one rule: within a boot a total only rises, and each rise is the increment;
+ * a lower total marks the heartbeat as stale (delayed or replayed); a new boot starts every total
+ * from 0, so its whole first report counts.
  */
 import { Epoch, type Arrival, type EpochContext } from './epoch.js';
 
@@ -17,11 +22,11 @@ export const MAX_PAST_BOOTS = 4;
 /** What to do with an event of a given sequence number. */
 export type SequenceVerdict = Arrival | 'reset';
 export type ResetReason = 'jump' | 'restart';
+/** Why a heartbeat is stale: an earlier boot, a lower acked_seq, or a host total (dropped or refused) lower than stored. */
 export type StaleReason = 'boot' | 'acked_seq' | 'dropped';
 
 export interface TrackerContext extends EpochContext {
   reset(reason: ResetReason): void;
-  stale(reason: StaleReason): void;
   /** A forgotten range was dropped (past MAX_FORGOTTEN_RANGES). */
   forgot(): void;
 }
@@ -29,9 +34,12 @@ export interface TrackerContext extends EpochContext {
 export interface HeartbeatReport {
   readonly boot?: string | undefined;
   readonly ackedSeq?: number | undefined;
-  /** Cumulative totals by folded drop key. */
+  /** Cumulative host totals by key (bounded by the caller: known keys, else folded). */
   readonly totals: ReadonlyMap<string, number>;
 }
+
+/** A heartbeat's verdict: stale (it changed nothing), or applied with the rises of its totals. */
+export type HeartbeatOutcome = { readonly stale: StaleReason } | { readonly stale?: undefined; readonly increments: [string, number][] };
 
 /** What an evicted instance leaves behind: enough that nothing it applied is applied again. */
 export interface Tombstone {
@@ -42,11 +50,11 @@ export interface Tombstone {
   /** [floor, highest] of each epoch, least recently current first. */
   readonly ranges: readonly (readonly [number, number])[];
   readonly forgotten: readonly (readonly [number, number])[];
-  readonly dropTotals: ReadonlyMap<string, number>;
+  readonly totals: ReadonlyMap<string, number>;
 }
 
 /** Bytes charged per stored item (interval, range, key, tracker) on top of the id and boot strings. */
-export const BYTES = { tracker: 256, epoch: 96, interval: 24, dropKey: 48 } as const;
+export const BYTES = { tracker: 256, epoch: 96, interval: 24, totalKey: 48 } as const;
 
 export class InstanceTracker {
   /** Least recently current first; the last is current. */
@@ -56,7 +64,7 @@ export class InstanceTracker {
   private pastBoots: string[] = [];
   private maxAcked: number | undefined;
   private appliedAny = false;
-  private dropTotals = new Map<string, number>();
+  private totals = new Map<string, number>();
 
   static restore(tombstone: Tombstone): InstanceTracker {
     const tracker = new InstanceTracker();
@@ -66,21 +74,22 @@ export class InstanceTracker {
     tracker.appliedAny = tombstone.appliedAny;
     tracker.epochs = tombstone.ranges.map(([floor, highest]) => Epoch.restored(floor, highest));
     tracker.forgotten = [...tombstone.forgotten];
-    tracker.dropTotals = new Map(tombstone.dropTotals);
+    tracker.totals = new Map(tombstone.totals);
     return tracker;
   }
 
-  get storedDropKeys(): number {
-    return this.dropTotals.size;
+  /** Host total keys stored (bounded by the caller's keys). */
+  get storedTotalKeys(): number {
+    return this.totals.size;
   }
 
   /** Bytes this instance's state holds (its id aside). */
   get bytes(): number {
     if (this.epochs.length === 1 && this.pastBoots.length === 0 && this.forgotten.length === 0) {
       // The common case, without the loops below.
-      return BYTES.tracker + (this.boot?.length ?? 0) + this.dropTotals.size * BYTES.dropKey + BYTES.epoch + (this.epochs[0]?.intervals ?? 0) * BYTES.interval;
+      return BYTES.tracker + (this.boot?.length ?? 0) + this.totals.size * BYTES.totalKey + BYTES.epoch + (this.epochs[0]?.intervals ?? 0) * BYTES.interval;
     }
-    let bytes = BYTES.tracker + (this.boot?.length ?? 0) + this.dropTotals.size * BYTES.dropKey + this.forgotten.length * BYTES.interval;
+    let bytes = BYTES.tracker + (this.boot?.length ?? 0) + this.totals.size * BYTES.totalKey + this.forgotten.length * BYTES.interval;
     for (const boot of this.pastBoots) bytes += boot.length;
     for (const epoch of this.epochs) bytes += BYTES.epoch + epoch.intervals * BYTES.interval;
     return bytes;
@@ -105,14 +114,14 @@ export class InstanceTracker {
     return verdict;
   }
 
-  /** Applies a heartbeat; returns the per-key increments of its drop totals. */
-  heartbeat(report: HeartbeatReport, context: TrackerContext): [string, number][] {
+  /**
+   * Applies a heartbeat and returns the per-key increments of its host totals, or why it is
+   * stale (an earlier boot, a lower acked_seq, or a total lower than stored): then it changed nothing.
+   */
+  heartbeat(report: HeartbeatReport, context: TrackerContext): HeartbeatOutcome {
     const { boot, ackedSeq } = report;
     if (boot !== undefined && boot !== this.boot) {
-      if (this.pastBoots.includes(boot)) {
-        context.stale('boot');
-        return [];
-      }
+      if (this.pastBoots.includes(boot)) return { stale: 'boot' };
       if (this.boot !== undefined) this.restart(context);
       this.boot = boot;
     } else if (boot === undefined && ackedSeq === 0 && this.appliedAny) {
@@ -120,28 +129,16 @@ export class InstanceTracker {
       // numbering may arrive after this).
       this.restart(context);
     }
-    const staleAck = ackedSeq !== undefined && this.maxAcked !== undefined && ackedSeq < this.maxAcked;
-    let staleTotals = false;
-    const deltas: [string, number][] = [];
-    for (const [key, total] of report.totals) {
-      const stored = this.dropTotals.get(key) ?? 0;
-      if (total < stored) staleTotals = true;
-      else if (total > stored) {
-        deltas.push([key, total - stored]);
-        this.dropTotals.set(key, total);
-      }
-    }
-    if (staleAck || staleTotals) {
-      context.stale(staleAck ? 'acked_seq' : 'dropped');
-      return deltas;
-    }
+    const stale = this.staleness(report);
+    if (stale !== undefined) return { stale };
+    const increments = this.raiseTotals(report.totals);
     if (ackedSeq !== undefined) {
       this.maxAcked = ackedSeq;
       this.acknowledge(ackedSeq, context);
     }
     // The plugin sends in order: whatever it sent before this heartbeat has arrived.
     this.settleAll(context);
-    return deltas;
+    return { increments };
   }
 
   settleAll(context: EpochContext): void {
@@ -167,8 +164,27 @@ export class InstanceTracker {
       appliedAny: this.appliedAny,
       ranges: this.epochs.map((epoch) => [epoch.lowest, epoch.highest] as const),
       forgotten: this.forgotten,
-      dropTotals: this.dropTotals,
+      totals: this.totals,
     };
+  }
+
+  /** Why a heartbeat of the current boot is older than one already applied, if it is. */
+  private staleness({ ackedSeq, totals }: HeartbeatReport): StaleReason | undefined {
+    if (ackedSeq !== undefined && this.maxAcked !== undefined && ackedSeq < this.maxAcked) return 'acked_seq';
+    for (const [key, total] of totals) if (total < (this.totals.get(key) ?? 0)) return 'dropped';
+    return undefined;
+  }
+
+  /** Stores totals none of which is lower than stored; returns each rise. */
+  private raiseTotals(totals: ReadonlyMap<string, number>): [string, number][] {
+    const increments: [string, number][] = [];
+    for (const [key, total] of totals) {
+      const stored = this.totals.get(key) ?? 0;
+      if (total === stored) continue;
+      increments.push([key, total - stored]);
+      this.totals.set(key, total);
+    }
+    return increments;
   }
 
   private acknowledge(ackedSeq: number, context: TrackerContext): void {
@@ -244,7 +260,7 @@ export class InstanceTracker {
     this.forgotten = [];
     this.maxAcked = undefined;
     this.appliedAny = false;
-    this.dropTotals = new Map();
+    this.totals = new Map();
     context.reset('restart');
   }
 }

@@ -3,10 +3,7 @@
  * samples, the live label rules (caps, `other`, sanitizing), hostile values and pricing.
  */
 import { describe, expect, it } from 'vitest';
-import { parseBackfillArgs } from '../../../src/cli/backfill/args.js';
-import { BackfillError } from '../../../src/cli/backfill/errors.js';
 import { HISTORY_FAMILIES, HistoryBuilder, SESSION_DURATION_BUCKETS } from '../../../src/cli/backfill/history.js';
-import { CounterSet } from '../../../src/cli/backfill/series.js';
 import { DEFAULT_LABEL_CAPS } from '../../../src/metrics/labels.js';
 
 const STEP = 15_000;
@@ -18,34 +15,10 @@ const usage = (over: Record<string, unknown> = {}) => ({
   estimatedCostUsd: 0.5, costStatus: 'estimated', lastSeen: 3600, ...over,
 });
 
+/** Every series of `name` with all its samples (the whole range as one window). */
 function only(builder: HistoryBuilder, name: string) {
-  return [...builder.counters.seriesOf(name)];
+  return [...builder.counters.drain(name, Number.POSITIVE_INFINITY, true)];
 }
-
-describe('counter samples', () => {
-  it('starts at 0 one step before the first increment, carries across pauses and ends at --until', () => {
-    const set = new CounterSet({ stepMs: STEP, untilMs: UNTIL });
-    set.add('x_total', [], 20_000, 2); // step ending at 30 s
-    set.add('x_total', [], 29_000, 1); // same step
-    set.add('x_total', [], 300_000, 4); // step ending at 300 s, after a pause
-    expect([...set.seriesOf('x_total')][0]?.samples).toEqual([
-      { ms: 15_000, value: 0 },
-      { ms: 30_000, value: 3 },
-      { ms: 285_000, value: 3 },
-      { ms: 300_000, value: 7 },
-      { ms: UNTIL, value: 7 },
-    ]);
-  });
-
-  it('never places a sample after --until', () => {
-    const set = new CounterSet({ stepMs: STEP, untilMs: 20_000 });
-    set.add('x_total', [], 19_000, 1);
-    expect([...set.seriesOf('x_total')][0]?.samples).toEqual([
-      { ms: 5_000, value: 0 },
-      { ms: 20_000, value: 1 },
-    ]);
-  });
-});
 
 describe('history labels', () => {
   it('labels as live does (kind, lower-cased provider) and adds profile, source and the extra labels', () => {
@@ -81,7 +54,8 @@ describe('hostile values', () => {
     const builder = new HistoryBuilder(range);
     builder.usage('default', usage({ input: -5, output: Number.POSITIVE_INFINITY, cacheRead: 2 ** 60, estimatedCostUsd: Number.NaN }));
     builder.usage('default', usage({ lastSeen: undefined }));
-    builder.session('default', { platform: 'cli', startedAt: 100, endedAt: 50, endReason: 'x', toolCalls: -1 });
+    builder.sessionStarted('default', { platform: 'cli', startedAt: 100, endedAt: 50, endReason: 'x', toolCalls: -1 });
+    builder.sessionEnded('default', { platform: 'cli', startedAt: 100, endedAt: 50, endReason: 'x', toolCalls: -1 });
     expect(builder.skipped).toEqual({ outsideRange: 0, noTime: 1, badValue: 5 });
     for (const name of [HISTORY_FAMILIES.tokens.name, HISTORY_FAMILIES.costUsd.name]) {
       for (const { samples } of only(builder, name)) for (const { value } of samples) expect(Number.isFinite(value)).toBe(true);
@@ -104,36 +78,10 @@ describe('cost and duration', () => {
 
   it('observes session durations into cumulative buckets with every bucket present', () => {
     const builder = new HistoryBuilder(range);
-    builder.session('default', { platform: 'cli', startedAt: 100, endedAt: 100 + 400, endReason: 'user_exit', toolCalls: 2 });
+    builder.sessionEnded('default', { platform: 'cli', startedAt: 100, endedAt: 100 + 400, endReason: 'user_exit', toolCalls: 2 });
     const buckets = only(builder, `${HISTORY_FAMILIES.sessionDuration.name}_bucket`).map((s) => [s.labels.find(([n]) => n === 'le')?.[1], s.samples.at(-1)?.value]);
     expect(buckets).toEqual([...SESSION_DURATION_BUCKETS.map((le) => [String(le), le >= 400 ? 1 : 0]), ['+Inf', 1]]);
     expect(only(builder, `${HISTORY_FAMILIES.sessionDuration.name}_sum`)[0]?.samples.at(-1)?.value).toBe(400);
-  });
-});
-
-describe('arguments', () => {
-  const now = Date.UTC(2026, 8, 30);
-  it('defaults to all history up to now in 15 s steps, job hermes-sidecar and instance backfill', () => {
-    expect(parseBackfillArgs([], now)).toMatchObject({ fromMs: undefined, untilMs: now, stepMs: 15_000, outDir: 'hermes-backfill', extraLabels: [['job', 'hermes-sidecar'], ['instance', 'backfill']] });
-  });
-
-  it('reads RFC 3339 and Unix seconds, repeated --state-db and --label', () => {
-    const args = parseBackfillArgs(['--from=2026-07-01T00:00:00Z', '--until', '1790000000', '--state-db', 'a', '--state-db', 'b', '--label', 'job=h', '--label', 'cluster=eu1'], now);
-    expect(args).toMatchObject({ fromMs: Date.UTC(2026, 6, 1), untilMs: 1_790_000_000_000, stateDbs: ['a', 'b'], extraLabels: [['job', 'h'], ['instance', 'backfill'], ['cluster', 'eu1']] });
-  });
-
-  it.each([
-    [['--from', 'yesterday'], '--from must be an RFC 3339 time'],
-    [['--from', '1790000000', '--until', '1780000000'], '--from must be before --until.'],
-    [['--step', '0'], '--step must be a whole number of seconds'],
-    [['--label', 'source=x'], '--label must be NAME=VALUE'],
-    [['--label', 'job=a', '--label', 'job=b'], '--label job is given more than once.'],
-    [['--out', 'a', '--out', 'b'], '--out is given more than once.'],
-    [['--until'], '--until needs a value.'],
-    [['stray'], 'an argument is not an option'],
-  ])('refuses %j with one sentence', (argv, message) => {
-    expect(() => parseBackfillArgs(argv, now)).toThrow(BackfillError);
-    expect(() => parseBackfillArgs(argv, now)).toThrow(message);
   });
 });
 

@@ -4,7 +4,7 @@
  * WAL), the time range, a missing binding, and the output checks. The promtool and Prometheus
  * side is test/e2e/backfill.test.ts.
  */
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runBackfill, type BackfillIo } from '../../../src/cli/backfill/run.js';
@@ -156,7 +156,77 @@ describe.skipIf(python.path === undefined)(`backfill on real session databases${
     expect((await backfill(['--state-db', join(dir, 'state.db'), '--out', join(dir, 'out')])).code).toBe(0);
     const again = await backfill(['--state-db', join(dir, 'state.db'), '--out', join(dir, 'out')]);
     expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/^backfill: --out already holds a backfill/);
+    expect(again.stderr).toBe(`backfill: --out ${join(dir, 'out')} already holds a backfill (openmetrics/ or blocks/): choose an empty directory, so no earlier history is mixed in.\n`);
+  });
+
+  it('places no sample before the epoch and reports exactly the samples it writes', async () => {
+    // Rows 5 s and 12 s after the epoch with --until 10 s: the old leading 0 fell at -5 s and
+    // promtool dropped it silently, so the reported count was not what Prometheus stored.
+    const dir = scratchDir('backfill-epoch-');
+    const early: Rows = {
+      sessions: [{ id: 'e', source: 'cli', started_at: 5, ended_at: 8, end_reason: 'user_exit', tool_call_count: 0 }],
+      messages: [{ session_id: 'e', role: 'tool', tool_name: 'terminal', timestamp: 0.0001, finish_reason: null }],
+    };
+    createStateDb(python.path ?? 'python3', join(dir, 'state.db'), 30, early);
+    const ran = await backfill(['--state-db', join(dir, 'state.db'), '--until', '10', '--out', join(dir, 'out')]);
+    expect(ran.code, ran.stderr).toBe(0);
+    const lines = readOpenMetrics(join(dir, 'out')).split('\n').filter((line) => line.startsWith('hermes_'));
+    const times = lines.map((line) => Number(line.split(' ').at(-1)));
+    expect(Math.min(...times)).toBe(0);
+    expect(ran.stdout).toContain(`, ${lines.length} samples (`);
+    // The message 0.1 ms after the epoch rounds to 0 ms: it has no time a sample can carry.
+    expect(ran.stdout).toContain('Left out: 0 outside --from/--until, 1 without a valid time');
+  });
+
+  it('stops with one sentence past --max-memory and keeps nothing (exit 1)', async () => {
+    const dir = scratchDir('backfill-memory-');
+    createStateDb(python.path ?? 'python3', join(dir, 'state.db'), 30, rows);
+    const out = join(dir, 'deep', 'out');
+    const ran = await backfill(['--state-db', join(dir, 'state.db'), '--max-memory', '256Mi', '--out', out], { io: { residentBytes: () => 300 * 1024 * 1024, checkEveryRows: 1 } });
+    expect(ran).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'backfill: Memory use reached 300 MiB, over --max-memory 256 MiB, while building window 1 of 5 (from 2026-08-30): raise --max-memory, or give a larger --step (fewer samples in a window).\n',
+    });
+    expect(existsSync(join(dir, 'deep'))).toBe(false);
+  });
+
+  it('names a --state-db that does not exist (exit 2)', async () => {
+    const dir = scratchDir('backfill-missing-');
+    const ran = await backfill(['--state-db', join(dir, 'nonexistent.db'), '--out', join(dir, 'out')]);
+    expect(ran).toEqual({ code: 2, stdout: '', stderr: `backfill: The session database ${join(dir, 'nonexistent.db')} does not exist.\n` });
+  });
+
+  it('checks --out before reading anything: a file, a dangling link and a special file are refused naming the path (exit 2)', async () => {
+    const dir = scratchDir('backfill-out-');
+    createStateDb(python.path ?? 'python3', join(dir, 'state.db'), 30, rows);
+    writeFileSync(join(dir, 'file'), 'x');
+    symlinkSync(join(dir, 'nowhere'), join(dir, 'dangling'));
+    const cases: [string, string][] = [
+      [join(dir, 'file'), `--out ${join(dir, 'file')} is a file, not a directory.`],
+      [join(dir, 'dangling'), `--out ${join(dir, 'dangling')} is a symbolic link to nothing: give a directory.`],
+      ['/dev/null', '--out /dev/null is a device, not a directory.'],
+      [join(dir, 'file', 'below'), `--out ${join(dir, 'file', 'below')} lies under ${join(dir, 'file')}, which is a file, not a directory.`],
+    ];
+    for (const [out, sentence] of cases) expect(await backfill(['--state-db', join(dir, 'state.db'), '--out', out]), out).toEqual({ code: 2, stdout: '', stderr: `backfill: ${sentence}\n` });
+    expect(readdirSync(dir).sort()).toEqual(['dangling', 'file', 'state.db']);
+  });
+
+  it('refuses --out inside Prometheus\' data directory when this user does not own it (exit 2)', async () => {
+    const dir = scratchDir('backfill-owner-');
+    createStateDb(python.path ?? 'python3', join(dir, 'state.db'), 30, rows);
+    const data = join(dir, 'metrics2');
+    mkdirSync(join(data, 'wal'), { recursive: true });
+    mkdirSync(join(data, 'chunks_head'));
+    const owner = statSync(data).uid;
+    const ran = await backfill(['--state-db', join(dir, 'state.db'), '--out', join(data, 'history')], { io: { uid: owner + 1 } });
+    expect(ran.code).toBe(2);
+    expect(ran.stderr).toBe(
+      `backfill: --out ${join(data, 'history')} is inside Prometheus' data directory ${data}, owned by uid ${owner}, but this run is uid ${owner + 1}: run the backfill as that user, or write elsewhere and copy the blocks as printed (with their owner set).\n`,
+    );
+    expect(existsSync(join(data, 'history'))).toBe(false);
+    // As the directory's owner the same --out is fine.
+    expect((await backfill(['--state-db', join(dir, 'state.db'), '--out', join(data, 'history')], { io: { uid: owner } })).code).toBe(0);
   });
 
   it('prints the promtool command when promtool is not on the PATH', async () => {
@@ -170,9 +240,14 @@ describe.skipIf(python.path === undefined)(`backfill on real session databases${
   it('draws a progress line only on a terminal', async () => {
     const dir = scratchDir('backfill-tty-');
     createStateDb(python.path ?? 'python3', join(dir, 'state.db'), 30, rows);
-    const onTerminal = await backfill(['--state-db', join(dir, 'state.db'), '--out', join(dir, 'tty')], { tty: true, io: { progressEveryRows: 2 } });
-    expect(onTerminal.stderr).toBe('\rbackfill: read 2 rows\rbackfill: read 4 rows\rbackfill: read 5 rows\n');
-    const piped = await backfill(['--state-db', join(dir, 'state.db'), '--out', join(dir, 'pipe')], { io: { progressEveryRows: 2 } });
+    const onTerminal = await backfill(['--state-db', join(dir, 'state.db'), '--out', join(dir, 'tty')], { tty: true, io: { checkEveryRows: 2 } });
+    // The rows fall in the window from 2026-08-30 (windows are 162 h from the epoch); --until (2026-09-30) is four windows later.
+    // Windows 2 to 4 hold nothing: the line jumps to the last, which holds the samples at --until.
+    expect(onTerminal.stderr).toBe(
+      '\rbackfill: window 1 of 5 (from 2026-08-30), 2 rows\rbackfill: window 1 of 5 (from 2026-08-30), 4 rows' +
+        '\rbackfill: window 5 of 5 (from 2026-09-26), 5 rows\rbackfill: window 5 of 5, 5 rows, done\n',
+    );
+    const piped = await backfill(['--state-db', join(dir, 'state.db'), '--out', join(dir, 'pipe')], { io: { checkEveryRows: 2 } });
     expect(piped.stderr).toBe('');
   });
 });
@@ -195,10 +270,19 @@ describe('backfill without a database or the binding', () => {
     expect(ran.stderr).toContain('npm install better-sqlite3@12.11.1');
   });
 
+  it.each([
+    [['--until', '9000000000000'], '--until must be an RFC 3339 time (2026-07-01T00:00:00Z) or Unix seconds, from 1970 to 9999. See backfill --help.'],
+    [['--from', '10000-01-01T00:00:00Z'], '--from must be an RFC 3339 time (2026-07-01T00:00:00Z) or Unix seconds, from 1970 to 9999. See backfill --help.'],
+    [['--max-memory', 'lots'], '--max-memory must be a size of at least 64 MiB, such as 512Mi, 1Gi or 800MB. See backfill --help.'],
+  ])('answers %j with one sentence and exit 2, never a stack trace', async (...argv) => {
+    const [args, sentence] = argv;
+    expect(await backfill(args)).toEqual({ code: 2, stdout: '', stderr: `backfill: ${sentence}\n` });
+  });
+
   it('answers --help on stdout and a bad option with a suggestion and the usage (exit 2)', async () => {
     expect((await backfill(['--help'])).stdout).toMatch(/^Usage: hermes-prometheus-sidecar backfill /);
     const typo = await backfill(['--untill', '0']);
     expect(typo.code).toBe(2);
-    expect(typo.stderr).toMatch(/^backfill: --untill is not an option: did you mean --until\?\n\nUsage: /);
+    expect(typo.stderr).toBe('backfill: --untill is not an option: did you mean --until? See backfill --help.\n');
   });
 });

@@ -11,16 +11,18 @@ function setup() {
 }
 
 describe('DeliveryRecorder', () => {
-  it('counts dropped callbacks by hook and reason, folding unknown ones into other', async () => {
+  it('counts dropped callbacks by hook and reason, folding unknown ones into other, and leaves refused deltas alone', async () => {
     const { harness, delivery } = setup();
     delivery.dropped([
-      { hook: 'pre_tool_call', reason: 'queue_full', delta: 3 },
-      { hook: 'pre_tool_call', reason: 'queue_full', delta: 2 },
-      { hook: 'agent_end', reason: 'eaten', delta: 1 },
+      { total: 'dropped', hook: 'pre_tool_call', reason: 'queue_full', delta: 3 },
+      { total: 'refused', field: 'model', delta: 7 },
+      { total: 'dropped', hook: 'pre_tool_call', reason: 'queue_full', delta: 2 },
+      { total: 'dropped', hook: 'agent_end', reason: 'eaten', delta: 1 },
     ]);
     const samples = await harness.samples();
     expect(samples.get(series('hermes_plugin_callbacks_dropped_total', { hook: 'pre_tool_call', reason: 'queue_full' }))).toBe(5);
     expect(samples.get(series('hermes_plugin_callbacks_dropped_total', { hook: 'other', reason: 'other' }))).toBe(1);
+    expect(samples.get(series('hermes_plugin_values_refused_total', { field: 'model' }))).toBe(0);
     // Pre-initialised at 0 for every known pair.
     expect(samples.get(series('hermes_plugin_callbacks_dropped_total', { hook: 'post_tool_call', reason: 'shutdown' }))).toBe(0);
   });
@@ -35,7 +37,12 @@ describe('DeliveryRecorder', () => {
     delivery.discarded('after_lost');
     delivery.sequenceReset('restart');
     delivery.staleHeartbeat('boot');
-    delivery.folded('hook');
+    delivery.dropReports([
+      { hook: 'made_up', reason: 'queue_full', total: 1 },
+      { hook: 'pre_tool_call', reason: 'eaten', total: 1 },
+      { hook: 'pre_tool_call', reason: 'chewed', total: 1 },
+      { hook: 'pre_tool_call', reason: 'send_failed', total: 1 },
+    ]);
     const samples = await harness.samples();
     expect(samples.get('hermes_sidecar_events_lost_total')).toBe(4);
     expect(samples.get('hermes_sidecar_events_late_total')).toBe(1);
@@ -45,6 +52,7 @@ describe('DeliveryRecorder', () => {
     expect(samples.get(series('hermes_sidecar_sequence_resets_total', { reason: 'restart' }))).toBe(1);
     expect(samples.get(series('hermes_sidecar_heartbeats_stale_total', { reason: 'boot' }))).toBe(1);
     expect(samples.get(series('hermes_sidecar_heartbeat_keys_folded_total', { key: 'hook' }))).toBe(1);
+    expect(samples.get(series('hermes_sidecar_heartbeat_keys_folded_total', { key: 'reason' }))).toBe(2);
   });
 
   it('sets the last-seen time and the instance gauges from the liveness it is handed', async () => {

@@ -24,6 +24,27 @@ describe('SessionRecorder', () => {
     expect(samples.get(series('hermes_sessions_active', { platform: 'cli' }))).toBe(1);
   });
 
+  it('counts a session whose on_session_start Hermes skipped once, from its first pre_llm_call', async () => {
+    const { harness, sessions } = setup();
+    sessions.started({ type: 'session_started', sessionId: 'seen', platform: 'cli' }, START);
+    sessions.turnStarted('seen', 'cli', START + 1);
+    // 'skipped' never had its start delivered: its first turn starts it, its second does not.
+    sessions.turnStarted('skipped', 'telegram', START + 2);
+    sessions.turnStarted('skipped', 'telegram', START + 5);
+    let samples = await harness.samples();
+    const get = (name: string, platform: string) => samples.get(series(name, { platform }));
+    expect([get('hermes_sessions_started_total', 'cli'), get('hermes_sessions_started_total', 'telegram')]).toEqual([1, 1]);
+    expect([get('hermes_sidecar_sessions_inferred_total', 'cli'), get('hermes_sidecar_sessions_inferred_total', 'telegram')]).toEqual([undefined, 1]);
+    expect([get('hermes_sessions_active', 'cli'), get('hermes_sessions_active', 'telegram')]).toEqual([1, 1]);
+    sessions.finalized({ type: 'session_finalized', sessionId: 'skipped', platform: 'telegram' }, START + 12);
+    samples = await harness.samples();
+    expect(get('hermes_sessions_active', 'telegram')).toBe(0);
+    // Observed like any session: two turns, ten seconds from its first turn to its finalization.
+    expect(get('hermes_session_turns_sum', 'telegram')).toBe(2);
+    expect(get('hermes_session_duration_seconds_sum', 'telegram')).toBe(10);
+    expect(samples.get(series('hermes_sidecar_sessions_unobserved_total', { reason: 'unstarted' })) ?? 0).toBe(0);
+  });
+
   it('expires an idle session after its TTL unless activity touched it', async () => {
     const { harness, sessions } = setup();
     sessions.started({ type: 'session_started', sessionId: 'idle', platform: 'cli' }, START);
@@ -66,7 +87,7 @@ describe('SessionRecorder', () => {
     it("observes a finalized session's turns, tokens, cost and duration, once each", async () => {
       const { harness, sessions } = setup();
       sessions.started(started('s1'), START);
-      for (let turn = 0; turn < 3; turn += 1) sessions.turnStarted('s1');
+      for (let turn = 0; turn < 3; turn += 1) sessions.turnStarted('s1', 'cli', START);
       // prompt_tokens 1000 is the whole prompt, plus 50 output: 1050.
       sessions.callSucceeded('s1', { priced: true, pricing: 'hermes', usd: 0.25 }, { input: 100, cacheRead: 900, output: 50, prompt: 1000 });
       // No prompt total: input 200 + cache_write 30, plus 20 output: 250. A subscription costs 0.
@@ -76,7 +97,7 @@ describe('SessionRecorder', () => {
       // Calls of no open session change nothing.
       sessions.callSucceeded('s2', { priced: true, pricing: 'hermes', usd: 8 }, { output: 1_000 });
       sessions.callSucceeded(undefined, { priced: false, reason: 'no_price' }, { output: 1_000 });
-      sessions.turnStarted('s2');
+      sessions.turnStarted('s2', 'cli', START);
       harness.advance(90);
       sessions.finalized(finalized('s1', 'cli'), START + 90);
       // A second finalization of the same session finds it closed: its totals are not observed twice.
@@ -105,7 +126,7 @@ describe('SessionRecorder', () => {
     it('leaves a session with an unpriced call out of the cost histogram only, and counts it', async () => {
       const { harness, sessions } = setup();
       sessions.started(started('s1'), START);
-      sessions.turnStarted('s1');
+      sessions.turnStarted('s1', 'cli', START);
       sessions.callSucceeded('s1', { priced: true, pricing: 'hermes', usd: 0.25 }, { input: 10, output: 5 });
       sessions.callSucceeded('s1', { priced: false, reason: 'no_price' }, { input: 20, output: 5 });
       sessions.finalized(finalized('s1', 'cli'), START + 30);
@@ -121,7 +142,7 @@ describe('SessionRecorder', () => {
       const { harness, sessions } = setup(2);
       sessions.started(started('idle'), START);
       sessions.started(started('child'), START);
-      sessions.turnStarted('child');
+      sessions.turnStarted('child', 'cli', START);
       // A subagent's session ends with its subagent_stop, and leaves the active sessions.
       sessions.subagentStopped('child');
       sessions.subagentStopped('child');
@@ -152,11 +173,11 @@ describe('SessionRecorder', () => {
     it('keeps what an open session spent when Hermes starts it again (a rebuilt system prompt)', async () => {
       const { harness, sessions } = setup();
       sessions.started(started('s1'), START);
-      sessions.turnStarted('s1');
+      sessions.turnStarted('s1', 'cli', START);
       sessions.callSucceeded('s1', { priced: true, pricing: 'hermes', usd: 0.5 }, { output: 10 });
       harness.advance(30);
       sessions.started(started('s1', 'telegram'), START + 30);
-      sessions.turnStarted('s1');
+      sessions.turnStarted('s1', 'cli', START);
       sessions.callSucceeded('s1', { priced: true, pricing: 'hermes', usd: 0.25 }, { output: 6 });
       expect((await harness.samples()).get(series('hermes_sessions_active', { platform: 'cli' }))).toBe(1);
       // A finalization without a platform observes under the platform the session started with.

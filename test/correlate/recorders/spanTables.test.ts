@@ -1,6 +1,6 @@
-/** What the recorders share: span tables that count their lost entries, and composite keys. */
+/** Span tables as recorders open them: lost entries counted as orphaned spans of their kind, tables registered for sweeping. */
 import { describe, expect, it } from 'vitest';
-import { compositeKey, spanTable } from '../../../src/correlate/recorders/context.js';
+import { spanTable } from '../../../src/correlate/recorders/spanTables.js';
 import { series } from '../../support/exposition.js';
 import { recorderHarness } from '../../support/recorders.js';
 
@@ -24,12 +24,5 @@ describe('spanTable', () => {
     table.open('b', 'second');
     expect(harness.evictions).toEqual(['approvals']);
     expect((await harness.samples()).get(series('hermes_sidecar_orphaned_spans_total', { kind: 'approval' }))).toBe(1);
-  });
-});
-
-describe('compositeKey', () => {
-  it('keeps keys apart whose parts join to the same text', () => {
-    expect(compositeKey('ab', 'c')).not.toBe(compositeKey('a', 'bc'));
-    expect(compositeKey('main', 'r1')).toBe(compositeKey('main', 'r1'));
   });
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { IntervalSet } from '../../src/correlate/sequence/intervals.js';
+import { IntervalSet } from '../../../src/correlate/sequence/intervals.js';
 
 const members = (set: IntervalSet): number[] => set.toArray().flatMap(([from, to]) => Array.from({ length: to - from + 1 }, (_, index) => from + index));
 

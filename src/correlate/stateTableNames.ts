@@ -20,8 +20,6 @@ export const STATE_VALUES = {
     'plugin_intervals',
     /** Ranges of epochs pushed out of an instance's memory. */
     'plugin_epochs',
-    /** What each plugin instance's heartbeat says about its host (recorders/plugins.ts). */
-    'instance_reports',
   ],
 } as const satisfies Record<string, readonly string[]>;
 

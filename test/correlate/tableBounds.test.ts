@@ -1,19 +1,19 @@
 /**
- * The correlation tables against hostile ids: bounded in bytes (ids of any length, counted
- * evictions), long ids looked up by digest, and TTL sweeps that hand the event loop back.
+ * The correlation tables (sessions, spans) against hostile ids, through the event path: bounded in
+ * bytes (ids of any length, counted evictions), and TTL sweeps that hand the event loop back.
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_STRING_LIMITS } from '../../src/contract/bounds.js';
 import { decodeBody } from '../../src/contract/decode.js';
 import type { ObserverEvent } from '../../src/contract/events.js';
 import { tableBudgets } from '../../src/correlate/assemble.js';
-import { IdMap, LONG_ID_CHARS, stringBytes } from '../../src/correlate/idMap.js';
+import { stringBytes } from '../../src/correlate/idMap.js';
 import { SESSION_TOTALS_BYTES } from '../../src/correlate/recorders/sessions.js';
-import { ENTRY_OVERHEAD_BYTES, SpanTable } from '../../src/correlate/spans.js';
+import { ENTRY_OVERHEAD_BYTES } from '../../src/correlate/spans.js';
 import { runtimeGc } from '../../src/ingest/memory.js';
 import type { Slicer } from '../../src/slices.js';
 import { series } from '../support/exposition.js';
-import { FakeClock, startTestSidecar } from '../support/sidecar.js';
+import { startTestSidecar } from '../support/sidecar.js';
 
 const MiB = 1024 * 1024;
 
@@ -118,55 +118,6 @@ describe('tables bounded in bytes', () => {
     const perTurn = ENTRY_OVERHEAD_BYTES + 8 + 8 + 2000 + 128;
     expect(evicted).toBe(300 - Math.floor(budget / perTurn));
     expect(samples.get(series('hermes_sidecar_orphaned_spans_total', { kind: 'turn' }))).toBe(evicted);
-  });
-
-  it('SpanTable: a span opened past the byte budget evicts the oldest until it fits; charge() evicts others, never the span charged', () => {
-    const clock = new FakeClock(0);
-    const orphans: [string, string][] = [];
-    const entry = (key: string) => ENTRY_OVERHEAD_BYTES + stringBytes(key);
-    const table = new SpanTable<string>({
-      clock: clock.read,
-      ttlSeconds: 60,
-      maxEntries: 100,
-      maxBytes: 3 * entry('a'),
-      onOrphan: (value, cause) => orphans.push([value, cause]),
-    });
-    table.open('a', 'A');
-    table.open('b', 'B');
-    table.open('c', 'C');
-    expect(table.bytes).toBe(3 * entry('a'));
-    table.open('d', 'D', entry('a'));
-    expect(orphans).toEqual([
-      ['A', 'evicted'],
-      ['B', 'evicted'],
-    ]);
-    table.charge('c', entry('a'));
-    expect(orphans.at(-1)).toEqual(['D', 'evicted']);
-    expect(table.get('c')).toBe('C');
-    expect(table.size).toBe(1);
-    expect(table.bytes).toBe(2 * entry('a'));
-    expect(table.close('c')).toBe('C');
-    expect(table.bytes).toBe(0);
-  });
-});
-
-describe('long ids', () => {
-  it('are looked up by digest: equal-length ids that differ only in their last code unit, lone surrogates included, stay apart', () => {
-    const map = new IdMap<number>();
-    const base = 'x'.repeat(20_000);
-    const ids = [`${base}a`, `${base}b`, `${base}\ud800`, `${base}\udc00`, `${base}\ufffd`];
-    ids.forEach((id, index) => map.set(id, index));
-    expect(map.size).toBe(5);
-    ids.forEach((id, index) => expect(map.get(id)).toBe(index));
-    // An id as long as the limit is kept as it is; one code unit more and it is looked up by digest.
-    const atLimit = 'y'.repeat(LONG_ID_CHARS);
-    map.set(atLimit, 7);
-    map.set(`${atLimit}y`, 8);
-    expect(map.get(atLimit)).toBe(7);
-    expect(map.get(`${atLimit}y`)).toBe(8);
-    expect(map.delete(`${base}a`)).toBe(true);
-    expect(map.get(`${base}a`)).toBeUndefined();
-    expect(map.size).toBe(6);
   });
 });
 
