@@ -3,7 +3,7 @@
  * own heartbeat). They are label values too, so the catalogue declares them (VALUES.event); the
  * `event` label of the self-metrics only ever takes these values or `other`.
  */
-import { OTHER } from '../metrics/labels.js';
+import { OTHER } from '../wireText.js';
 import { VALUES, type ValueOf } from './vocabulary.js';
 
 /** Events that move agent or delivery metrics. */

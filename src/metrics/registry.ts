@@ -37,7 +37,8 @@ import {
   type HistogramHandle,
   type LabelAdmission,
 } from './families.js';
-import { OPEN_LABELS, OTHER } from './labels.js';
+import { OPEN_LABELS } from './labels.js';
+import { OTHER } from '../wireText.js';
 import { DEFAULT_NATIVE_SETTINGS, type NativeHistogramSettings } from './native.js';
 import { runtimeMetrics } from './runtime.js';
 

@@ -9,7 +9,7 @@ import { createSidecar } from '../../src/app.js';
 import { CATALOGUE } from '../../src/catalogue.js';
 import { defaultConfig } from '../../src/config.js';
 import { closedValues, type MetricSpec } from '../../src/metrics/declare.js';
-import { OTHER, UNKNOWN } from '../../src/metrics/labels.js';
+import { OTHER, UNKNOWN } from '../../src/wireText.js';
 import { maxLabels, maxLabelNameLength, maxLabelValueBytes, maxSamples, RUNTIME_ALLOWANCE, scrapeLimits } from '../../monitoring/limits.js';
 import { prometheusConfig } from '../../monitoring/provisioning.js';
 import { pino } from 'pino';

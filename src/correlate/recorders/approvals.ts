@@ -18,7 +18,8 @@
  */
 import { durationBetween } from '../../contract/bounds.js';
 import type { EventData } from '../../contract/events.js';
-import { closedLabel, type Fallback } from '../../metrics/labels.js';
+import { closedLabel } from '../../metrics/labels.js';
+import type { Fallback } from '../../wireText.js';
 import type { Families } from '../../metrics/registry.js';
 import { compositeKey, GaugeTally, spanTable, type Collectable, type RecorderContext } from './context.js';
 import { Fifo, type FifoNode } from '../fifo.js';

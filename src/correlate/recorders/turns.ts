@@ -8,7 +8,7 @@
  */
 import type { EventData } from '../../contract/events.js';
 import { exemplarOf } from '../../metrics/exemplars.js';
-import { UNKNOWN } from '../../metrics/labels.js';
+import { UNKNOWN } from '../../wireText.js';
 import type { Families } from '../../metrics/registry.js';
 import { spanTable, type RecorderContext } from './context.js';
 import { durationBetween } from '../../contract/bounds.js';
