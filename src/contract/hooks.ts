@@ -6,6 +6,9 @@
 import { OTHER } from '../wireText.js';
 import { VALUES, type ValueOf } from './vocabulary.js';
 
+/** The Hermes release the contract is tested against: what "fed by" in docs/metrics.md speaks of. */
+export const TESTED_HERMES = 'Hermes 306e2d2 (July 2026)';
+
 /** Events that move agent or delivery metrics. */
 export const MAPPED_EVENTS = [...VALUES.plugin_hook, ...VALUES.envelope_event, 'plugin_heartbeat'] as const;
 
