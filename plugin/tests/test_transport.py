@@ -4,88 +4,73 @@ scripts (Content-Length, chunked, close-delimited, a closed idle connection, a n
 """
 
 import email.utils
+import importlib
 import socket
 import threading
 import unittest
 
-from plugin.tests import support  # noqa: F401  (puts the plugin on the path)
-from hermes_prometheus_bridge import transport
+from plugin.tests import support
+
+transport = importlib.import_module(support.bridge_module.__package__ + ".transport")
 
 
-class ScriptedServer(object):
-    """Accepts connections on 127.0.0.1; for each request read, sends the next scripted answer.
+class RawServer(object):
+    """A loopback server answering each request with the next scripted raw response; the
+    script item ``"close"`` closes the connection instead (an idle keep-alive timeout), and an
+    item ``(answer, "close")`` sends the answer, then closes (a close-delimited body)."""
 
-    An answer of ``None`` closes the connection without answering. Records every request's
-    bytes and how many connections were accepted.
-    """
-
-    def __init__(self, answers, close_after_each=False):
-        self.answers = list(answers)
-        self.close_after_each = close_after_each
-        self.requests = []
+    def __init__(self, script):
+        self.script = list(script)
+        self.requests = []  # (head, body) of each request answered
         self.connections = 0
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self._listener.getsockname()[1]
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._open = []
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_exc):
-        self._listener.close()
-        for conn in self._open:
-            conn.close()
-        self._thread.join(5)
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.url = "http://127.0.0.1:%d/v1/events?x=%%20" % self.port
+        threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self):
-        while self.answers:
+        while self.script:
             try:
-                conn, _ = self._listener.accept()
+                connection, _ = self.sock.accept()
             except OSError:
                 return
             self.connections += 1
-            self._open.append(conn)
-            while self.answers:
-                request = self._read_request(conn)
-                if request is None:
-                    break
-                self.requests.append(request)
-                answer = self.answers.pop(0)
-                if answer is None:
-                    conn.close()
-                    break
-                conn.sendall(answer)
-                if self.close_after_each:
-                    conn.close()
-                    break
+            with connection:
+                while self.script:
+                    data = b""
+                    while b"\r\n\r\n" not in data:
+                        chunk = connection.recv(65536)
+                        if not chunk:
+                            break
+                        data += chunk
+                    if not data:
+                        break
+                    head, _, body = data.partition(b"\r\n\r\n")
+                    length = int([line.split(b":")[1] for line in head.split(b"\r\n")
+                                  if line.lower().startswith(b"content-length")][0])
+                    while len(body) < length:
+                        body += connection.recv(65536)
+                    answer = self.script.pop(0)
+                    if answer == "close":
+                        break
+                    self.requests.append((head, body))
+                    if isinstance(answer, tuple):
+                        connection.sendall(answer[0])
+                        break
+                    connection.sendall(answer)
 
-    @staticmethod
-    def _read_request(conn):
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = conn.recv(65536)
-            if not chunk:
-                return None
-            data += chunk
-        head, _, body = data.partition(b"\r\n\r\n")
-        length = 0
-        for line in head.split(b"\r\n")[1:]:
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
-        while len(body) < length:
-            body += conn.recv(65536)
-        return head + b"\r\n\r\n" + body
-
-
-def connection_to(server, token="tok"):
-    return transport.Connection(transport.parse_endpoint("http://127.0.0.1:%d/v1/events" % server.port), token)
+    def close(self):
+        self.sock.close()
 
 
 SUMMARY = b'{"accepted": 3, "rejected": 1}'
 ACCEPTED = b"HTTP/1.1 202 Accepted\r\nContent-Length: %d\r\n\r\n%s" % (len(SUMMARY), SUMMARY)
+
+
+def connection_to(server, token="tok"):
+    return transport.Connection(transport.parse_endpoint(server.url), token)
 
 
 class ParsingTest(unittest.TestCase):
@@ -124,78 +109,75 @@ class ParsingTest(unittest.TestCase):
 
 
 class ConnectionTest(unittest.TestCase):
+    def serve(self, script):
+        server = RawServer(script)
+        self.addCleanup(server.close)
+        return server
+
+    def post(self, server, body=b'{"x":1}\n', times=1, token="tok"):
+        connection = connection_to(server, token)
+        self.addCleanup(connection.close)
+        return [connection.post(body, 5.0) for _ in range(times)]
+
     def test_posts_over_one_keep_alive_connection_with_the_token(self):
-        with ScriptedServer([ACCEPTED, ACCEPTED]) as server:
-            connection = connection_to(server)
-            first = connection.post(b'{"a":1}\n', 5)
-            second = connection.post(b'{"b":2}\n', 5)
-            connection.close()
+        server = self.serve([ACCEPTED, ACCEPTED])
+        first, second = self.post(server, times=2)
         self.assertEqual(first, transport.Outcome(transport.DELIVERED, 202, None, 3, 1, None))
         self.assertEqual(second.kind, transport.DELIVERED)
         self.assertEqual(server.connections, 1)
-        head, _, body = server.requests[0].partition(b"\r\n\r\n")
-        self.assertEqual(body, b'{"a":1}\n')
+        head, body = server.requests[0]
+        self.assertEqual(body, b'{"x":1}\n')
         lines = head.split(b"\r\n")
-        self.assertEqual(lines[0], b"POST /v1/events HTTP/1.1")
+        self.assertEqual(lines[0], b"POST /v1/events?x=%20 HTTP/1.1")
         self.assertIn(b"Authorization: Bearer tok", lines)
         self.assertIn(b"Content-Type: application/x-ndjson", lines)
         self.assertIn(b"Content-Length: 8", lines)
 
     def test_sends_no_authorization_without_a_token(self):
-        with ScriptedServer([ACCEPTED]) as server:
-            connection = connection_to(server, token="")
-            connection.post(b"{}\n", 5)
-            connection.close()
-        self.assertNotIn(b"Authorization", server.requests[0])
+        server = self.serve([ACCEPTED])
+        self.post(server, token="")
+        self.assertNotIn(b"Authorization", server.requests[0][0])
 
-    def test_reads_a_chunked_answer(self):
-        chunked = (b"HTTP/1.1 202 Accepted\r\nTransfer-Encoding: chunked\r\n\r\n"
-                   b"e;ext=1\r\n{\"accepted\": 2\r\n1\r\n}\r\n0\r\n\r\n")
-        with ScriptedServer([chunked]) as server:
-            connection = connection_to(server)
-            outcome = connection.post(b"{}\n", 5)
-            connection.close()
-        self.assertEqual(outcome, transport.Outcome(transport.DELIVERED, 202, None, 2, None, None))
+    def test_chunked_and_keep_alive_answers_are_read_and_the_connection_reused(self):
+        pieces = [b'{"accepted"', b':1,"x":0', b"}"]
+        chunked = b"HTTP/1.1 202 Accepted\r\nTransfer-Encoding: chunked\r\n\r\n" + b"".join(
+            b"%x;ext=1\r\n%s\r\n" % (len(piece), piece) for piece in pieces) + b"0\r\n\r\n"
+        plain = (b"HTTP/1.1 202 Accepted\r\nContent-Length: 14\r\n\r\n{\"accepted\":1}")
+        server = self.serve([chunked, plain])
+        outcomes = self.post(server, times=2)
+        self.assertEqual([(o.kind, o.status, o.accepted) for o in outcomes],
+                         [("delivered", 202, 1), ("delivered", 202, 1)])
+        self.assertEqual(server.connections, 1)
 
     def test_reads_a_close_delimited_answer_and_reconnects_after_it(self):
         close_delimited = b'HTTP/1.1 202 Accepted\r\n\r\n{"accepted": 1}'
-        with ScriptedServer([close_delimited, ACCEPTED], close_after_each=True) as server:
-            connection = connection_to(server)
-            first = connection.post(b"{}\n", 5)
-            second = connection.post(b"{}\n", 5)
-            connection.close()
-        self.assertEqual(first.accepted, 1)
-        self.assertEqual(second.accepted, 3)
+        server = self.serve([(close_delimited, "close"), ACCEPTED])
+        first, second = self.post(server, times=2)
+        self.assertEqual((first.kind, first.accepted), (transport.DELIVERED, 1))
+        self.assertEqual((second.kind, second.accepted), (transport.DELIVERED, 3))
         self.assertEqual(server.connections, 2)
 
-    def test_retries_once_on_a_fresh_connection_when_the_idle_one_was_closed(self):
-        # The first answer is delivered; the server then closes the idle connection without
-        # answering the next request, which is sent again on a new connection.
-        with ScriptedServer([ACCEPTED, None, ACCEPTED]) as server:
-            connection = connection_to(server)
-            connection.post(b"{}\n", 5)
-            outcome = connection.post(b'{"again":1}\n', 5)
-            connection.close()
-        self.assertEqual(outcome.kind, transport.DELIVERED)
+    def test_a_connection_closed_while_idle_is_replaced_without_a_retry_outcome(self):
+        plain = b"HTTP/1.1 202 Accepted\r\nContent-Length: 14\r\n\r\n{\"accepted\":1}"
+        retry = b"HTTP/1.1 503 Busy\r\nRetry-After: 2\r\nContent-Length: 0\r\n\r\n"
+        server = self.serve([plain, "close", plain, retry])
+        outcomes = self.post(server, times=3)
+        self.assertEqual([(o.kind, o.status) for o in outcomes],
+                         [("delivered", 202), ("delivered", 202), ("retry", 503)])
+        self.assertEqual(outcomes[2].retry_after, 2.0)
+        self.assertEqual(len(server.requests), 3)  # each body processed once
         self.assertEqual(server.connections, 2)
-        self.assertEqual([request.partition(b"\r\n\r\n")[2] for request in server.requests],
-                         [b"{}\n", b'{"again":1}\n', b'{"again":1}\n'])
 
     def test_a_first_request_that_finds_no_answer_is_a_retry_outcome_not_resent(self):
-        with ScriptedServer([None]) as server:
-            connection = connection_to(server)
-            outcome = connection.post(b"{}\n", 5)
-            connection.close()
-        self.assertEqual(outcome, transport.Outcome(transport.RETRY, None, None, None, None, "RemoteDisconnected"))
-        self.assertEqual(len(server.requests), 1)
+        server = self.serve(["close"])
+        self.assertEqual(self.post(server),
+                         [transport.Outcome(transport.RETRY, None, None, None, None, "RemoteDisconnected")])
+        self.assertEqual(server.connections, 1)
 
     def test_an_answer_that_is_not_http_is_a_retry_outcome(self):
-        with ScriptedServer([b"SSH-2.0-OpenSSH\r\n\r\n"]) as server:
-            connection = connection_to(server)
-            outcome = connection.post(b"{}\n", 5)
-            connection.close()
-        self.assertEqual(outcome.kind, transport.RETRY)
-        self.assertEqual(outcome.error, "BadResponse")
+        server = self.serve([b"SSH-2.0-OpenSSH\r\n\r\n"])
+        [outcome] = self.post(server)
+        self.assertEqual((outcome.kind, outcome.error), (transport.RETRY, "BadResponse"))
 
     def test_a_refused_connection_is_a_retry_outcome(self):
         with socket.create_server(("127.0.0.1", 0)) as probe:
@@ -203,14 +185,6 @@ class ConnectionTest(unittest.TestCase):
         connection = transport.Connection(transport.parse_endpoint("http://127.0.0.1:%d/" % port), "")
         outcome = connection.post(b"{}\n", 5)
         self.assertEqual(outcome, transport.Outcome(transport.RETRY, None, None, None, None, "ConnectionRefusedError"))
-
-    def test_overload_answers_carry_their_retry_after(self):
-        busy = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 2\r\nContent-Length: 0\r\n\r\n"
-        with ScriptedServer([busy]) as server:
-            connection = connection_to(server)
-            outcome = connection.post(b"{}\n", 5)
-            connection.close()
-        self.assertEqual(outcome, transport.Outcome(transport.RETRY, 503, 2.0, None, None, None))
 
 
 if __name__ == "__main__":
