@@ -142,7 +142,6 @@ const WITHOUT_OWN_TEST = [
   'plugin/hermes_prometheus_bridge/enqueuer.py',
   'plugin/hermes_prometheus_bridge/heartbeat.py',
   'plugin/hermes_prometheus_bridge/pricing.py',
-  'plugin/hermes_prometheus_bridge/retry_buffer.py',
 ];
 
 /** The test file named after a module: test/<stage>/<module>.test.ts, plugin/tests/test_<module>.py. */
