@@ -138,7 +138,6 @@ const WITHOUT_OWN_TEST = [
   'plugin/hermes_prometheus_bridge/bridge.py',
   'plugin/hermes_prometheus_bridge/config.py',
   'plugin/hermes_prometheus_bridge/contract.py',
-  'plugin/hermes_prometheus_bridge/drops.py',
   'plugin/hermes_prometheus_bridge/enqueuer.py',
   'plugin/hermes_prometheus_bridge/pricing.py',
 ];
