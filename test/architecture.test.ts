@@ -136,7 +136,6 @@ const WITHOUT_OWN_TEST = [
   // The plugin: register(ctx) is tested by test_register.py, the rest through the bridge.
   'plugin/hermes_prometheus_bridge/__init__.py',
   'plugin/hermes_prometheus_bridge/bridge.py',
-  'plugin/hermes_prometheus_bridge/config.py',
   'plugin/hermes_prometheus_bridge/contract.py',
   'plugin/hermes_prometheus_bridge/enqueuer.py',
   'plugin/hermes_prometheus_bridge/pricing.py',

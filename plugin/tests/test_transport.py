@@ -92,6 +92,16 @@ class ParsingTest(unittest.TestCase):
             with self.subTest(value=value):
                 self.assertIsNone(transport.parse_retry_after(value, now))
 
+    def test_parse_retry_after_from_the_epoch(self):
+        parse = transport.parse_retry_after
+        self.assertEqual(parse("3"), 3.0)
+        self.assertEqual(parse(" 0.25 "), 0.25)
+        self.assertIsNone(parse("-1"))
+        self.assertIsNone(parse("soon"))
+        self.assertIsNone(parse(None))
+        self.assertEqual(parse("Thu, 01 Jan 1970 00:00:10 GMT", now=4.0), 6.0)
+        self.assertEqual(parse("Thu, 01 Jan 1970 00:00:10 GMT", now=20.0), 0.0)
+
     def test_classify(self):
         self.assertEqual(transport.classify(202, None, b'{"accepted": 5, "rejected": 0}'),
                          transport.Outcome(transport.DELIVERED, 202, None, 5, 0, None))
