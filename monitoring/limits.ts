@@ -13,7 +13,8 @@
 import { CATALOGUE } from '../src/catalogue.js';
 import { OPTIONS } from '../src/config.js';
 import { closedValues, DEFAULT_BUCKETS, guardedLabel, INFO, type MetricSpec } from '../src/metrics/declare.js';
-import { DEFAULT_LABEL_CAPS, MAX_LABEL_LENGTH, OTHER, UNKNOWN } from '../src/metrics/labels.js';
+import { DEFAULT_LABEL_CAPS, MAX_LABEL_LENGTH } from '../src/metrics/labels.js';
+import { OTHER, UNKNOWN } from '../src/wireText.js';
 
 /**
  * prom-client's process and Node.js runtime metrics are not in the catalogue; these bound them

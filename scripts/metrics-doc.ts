@@ -4,9 +4,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CATALOGUE, type MetricKey } from '../src/catalogue.js';
+import { CATALOGUE, FED_BY, type MetricKey } from '../src/catalogue.js';
 import { closedValues, DEFAULT_BUCKETS, INFO, OPEN, type LabelValues, type MetricSpec } from '../src/metrics/declare.js';
-import { FED_BY, type Feed } from '../src/metrics/fedBy.js';
+import type { Feed } from '../src/metrics/fedBy.js';
 import { declaringModules } from './declarers.js';
 import { historySection } from './history-doc.js';
 import { DEFAULT_LABEL_CAPS } from '../src/metrics/labels.js';

@@ -5,11 +5,13 @@
 import { REVISION, VERSION } from './version.js';
 import type { Families } from './metrics/registry.js';
 import { INFO, gauge, type Declarations } from './metrics/declare.js';
+import { fed } from './metrics/fedBy.js';
 
 /** The families this module writes (and all it is handed). */
 export const BUILD_FAMILIES = {
-  buildInfo: gauge('hermes_sidecar_build_info', { version: INFO, revision: INFO, node_version: INFO }, 'self',
+  buildInfo: fed(gauge('hermes_sidecar_build_info', { version: INFO, revision: INFO, node_version: INFO }, 'self',
     'Build information: package version, git revision at build time and Node.js version; always 1.'),
+    'sidecar', 'build'),
 } as const satisfies Declarations;
 
 /** Sets the build information series (always 1). */

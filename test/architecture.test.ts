@@ -2,23 +2,20 @@
  * The stages of src/ import only downward: a module may import from its own folder or from a
  * lower layer, never from a stage above it (statsd_exporter's listener → line → event → mapper →
  * registry → exporter, here foundation → metrics → contract → correlate → exposition → ingest →
- * web → composition root).
+ * web → composition root). No import circle anywhere, in src/ or in monitoring/.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LAYERS } from './support/layers.js';
+import { importCircles, importGraph, relativeImports, sourceFiles } from './support/imports.js';
 
-const SRC = path.resolve(import.meta.dirname, '../src');
+const REPO = path.resolve(import.meta.dirname, '..');
+const SRC = path.join(REPO, 'src');
+const MONITORING = path.join(REPO, 'monitoring');
+const PLUGIN = path.join(REPO, 'plugin/hermes_prometheus_bridge');
 
 const ROOT = 10;
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const full = path.join(dir, name);
-    return statSync(full).isDirectory() ? sourceFiles(full) : name.endsWith('.ts') ? [full] : [];
-  });
-}
 
 /** The stage of a file: its first path segment under src/ (a folder or a root file). */
 function stageOf(file: string): string {
@@ -27,36 +24,145 @@ function stageOf(file: string): string {
 
 const layerOf = (stage: string): number => LAYERS[stage] ?? ROOT;
 
-function relativeImports(source: string): string[] {
-  const specifiers: string[] = [];
-  for (const match of source.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
-    if (match[1] !== undefined) specifiers.push(match[1]);
+/** Each import of a src/ module as [importer, imported], both relative to src/ (`.ts`). */
+function importsOf(files: readonly string[]): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (const file of files) {
+    for (const specifier of relativeImports(readFileSync(file, 'utf8'))) {
+      const target = path.resolve(path.dirname(file), specifier).replace(/\.js$/, '.ts');
+      pairs.push([path.relative(SRC, file), path.relative(SRC, target)]);
+    }
   }
-  return specifiers;
+  return pairs;
 }
 
 describe('architecture', () => {
   const files = sourceFiles(SRC);
+  const imports = importsOf(files);
 
-  it('finds the stages it checks', () => {
+  it('finds the stages it checks, and their imports', () => {
     const stages = new Set(files.map(stageOf));
     for (const stage of ['metrics', 'contract', 'correlate', 'ingest', 'web']) expect(stages).toContain(stage);
+    // Every stage above the foundation imports something; a pattern that matched nothing would
+    // make every rule below pass vacuously.
+    const importing = new Set(imports.map(([from]) => stageOf(path.join(SRC, from))));
+    for (const stage of ['metrics', 'net', 'contract', 'correlate', 'exposition', 'ingest', 'web', 'app.ts', 'main.ts']) expect(importing).toContain(stage);
+    expect(imports.length).toBeGreaterThan(300);
+    // Each form the pattern must read: a one-line import, a multi-line one (events → fields),
+    // `import type` (connections → registry, index → context) and a dynamic import() (main.ts).
+    expect(imports).toContainEqual(['contract/bounds.ts', 'wireText.ts']);
+    expect(imports).toContainEqual(['contract/events.ts', 'contract/fields.ts']);
+    expect(imports).toContainEqual(['net/connections.ts', 'metrics/registry.ts']);
+    expect(imports).toContainEqual(['correlate/recorders/index.ts', 'correlate/recorders/context.ts']);
+    expect(imports).toContainEqual(['main.ts', 'lifecycle.ts']);
   });
 
   it('no module imports from a stage above its own', () => {
     const upward: string[] = [];
-    for (const file of files) {
-      const from = stageOf(file);
-      for (const specifier of relativeImports(readFileSync(file, 'utf8'))) {
-        const target = path.resolve(path.dirname(file), specifier);
-        if (!target.startsWith(SRC)) {
-          upward.push(`${path.relative(SRC, file)} imports ${specifier} from outside src/`);
-          continue;
-        }
-        const to = stageOf(target.replace(/\.js$/, '.ts'));
-        if (to !== from && layerOf(to) > layerOf(from)) upward.push(`${path.relative(SRC, file)} → ${specifier}`);
+    for (const [from, to] of imports) {
+      if (to.startsWith('..')) {
+        upward.push(`${from} imports ${to} from outside src/`);
+        continue;
       }
+      const fromStage = stageOf(path.join(SRC, from));
+      const toStage = stageOf(path.join(SRC, to));
+      if (toStage !== fromStage && layerOf(toStage) > layerOf(fromStage)) upward.push(`${from} → ${to}`);
     }
     expect(upward).toEqual([]);
   });
+
+  it('the event contract imports nothing of the storage: its wire vocabulary sits below both', () => {
+    const intoMetrics = imports.filter(([from, to]) => from.startsWith('contract/') && to.startsWith('metrics/'));
+    expect(intoMetrics).toEqual([]);
+    expect(imports.filter(([from]) => from.startsWith('contract/')).length).toBeGreaterThan(10);
+  });
+
+  it('has no import circle in src/', () => {
+    const graph = importGraph(files);
+    expect([...graph.values()].flat().length).toBe(imports.length - countDuplicates(imports));
+    expect(importCircles(graph).map((circle) => circle.map((file) => path.relative(SRC, file)))).toEqual([]);
+  });
 });
+
+describe('monitoring/ imports', () => {
+  const files = sourceFiles(MONITORING);
+  const graph = importGraph(files);
+
+  it('are found', () => {
+    expect([...graph.values()].flat().length).toBeGreaterThan(40);
+  });
+
+  it('have no import circle', () => {
+    const circles = importCircles(graph).map((circle) => circle.map((file) => path.relative(MONITORING, file)));
+    expect(circles).toEqual(KNOWN_MONITORING_CIRCLES);
+  });
+});
+
+/**
+ * Circles monitoring/ still has on this branch (alerts → budget → recording → alerts, for a
+ * three-line runbookUrl); its fix comes with the monitoring work. Once merged this test fails
+ * until the entry is deleted, so the exception cannot outlive the circle.
+ */
+const KNOWN_MONITORING_CIRCLES = [['rules/alerts.ts', 'rules/budget.ts', 'rules/recording.ts']];
+
+/** Modules over this many lines have a test file named after them. */
+const TESTED_ABOVE_LINES = 60;
+
+/**
+ * Modules over TESTED_ABOVE_LINES lines still without a test file named after them, by who is
+ * reworking them; an entry fails the test once its test file exists, so the list only shrinks.
+ */
+const WITHOUT_OWN_TEST = [
+  // Tested through their users: the series table by test/metrics/{liveness,expiry,registry}.test.ts,
+  // assembly by test/app.test.ts and the accounting properties, declarations by declarations.test.ts.
+  'src/configValues.ts',
+  'src/correlate/assemble.ts',
+  'src/metrics/declare.ts',
+  'src/metrics/series.ts',
+  'src/metrics/seriesIndex.ts',
+  'src/metrics/seriesTable.ts',
+  'src/exposition/write.ts',
+  'src/web/bcryptWorker.ts',
+  // Type declarations and value tables, checked through their users.
+  'src/contract/eventData.ts',
+  'src/contract/vocabulary.ts',
+  // The process lifecycle, run end to end by test/e2e/lifecycle.test.ts.
+  'src/lifecycle.ts',
+  // The plugin: register(ctx) is tested by test_register.py, the rest through the bridge.
+  'plugin/hermes_prometheus_bridge/__init__.py',
+  'plugin/hermes_prometheus_bridge/bridge.py',
+  'plugin/hermes_prometheus_bridge/contract.py',
+  'plugin/hermes_prometheus_bridge/enqueuer.py',
+  'plugin/hermes_prometheus_bridge/pricing.py',
+];
+
+/** The test file named after a module: test/<stage>/<module>.test.ts, plugin/tests/test_<module>.py. */
+function ownTestOf(module: string): string {
+  if (module.startsWith('plugin/')) return path.join(REPO, 'plugin/tests', `test_${path.basename(module, '.py')}.py`);
+  return path.join(REPO, 'test', `${path.relative(SRC, path.join(REPO, module)).replace(/\.ts$/, '')}.test.ts`);
+}
+
+describe('tests beside the code', () => {
+  const lines = (file: string): number => readFileSync(file, 'utf8').split('\n').length - 1;
+  const modules = [
+    ...sourceFiles(SRC),
+    ...readdirSync(PLUGIN).filter((name) => name.endsWith('.py')).map((name) => path.join(PLUGIN, name)),
+  ]
+    .filter((file) => lines(file) > TESTED_ABOVE_LINES)
+    .map((file) => path.relative(REPO, file));
+
+  it('finds the modules it checks', () => {
+    expect(modules).toContain('src/contract/events.ts');
+    expect(modules).toContain('plugin/hermes_prometheus_bridge/sender.py');
+    expect(modules.length).toBeGreaterThan(60);
+  });
+
+  it('gives each module over 60 lines a test file named after it, but for the listed ones', () => {
+    const untested = modules.filter((module) => !existsSync(ownTestOf(module)));
+    expect(untested.sort()).toEqual([...WITHOUT_OWN_TEST].sort());
+  });
+});
+
+function countDuplicates(pairs: readonly [string, string][]): number {
+  return pairs.length - new Set(pairs.map(([from, to]) => `${from}\u0000${to}`)).size;
+}

@@ -6,10 +6,8 @@
  * real samples: summed for billions of events, bounded values stay finite. Strings are bounded
  * in bytes the same way (StringLimits): a longer id or name is absent and counted by field.
  */
-import { DEFAULT_MAX_RAW_LABEL_BYTES, fitsBytes } from '../metrics/labels.js';
+import { DEFAULT_MAX_RAW_LABEL_BYTES, fitsBytes } from '../wireText.js';
 import { VALUES, type ValueOf } from './vocabulary.js';
-
-export { fitsBytes } from '../metrics/labels.js';
 
 /** The fields with a bound: the `field` label of hermes_sidecar_values_rejected_total. */
 export const BOUNDED_FIELDS = VALUES.bounded_field;

@@ -19,8 +19,8 @@ import {
   str,
   type Fields,
 } from './fields.js';
-import { BOUNDS, BoundCheck, fitsBytes, type BoundedField } from './bounds.js';
-import { OTHER } from '../metrics/labels.js';
+import { BOUNDS, BoundCheck, type BoundedField } from './bounds.js';
+import { fitsBytes, OTHER } from '../wireText.js';
 import type { ApiCall, ApiKind, DropReport, EventData, HermesCost, RefusedReport, Usage } from './eventData.js';
 
 export type { ApiCall, ApiKind, EventData, HermesCost, ObserverEvent, Usage } from './eventData.js';

@@ -3,8 +3,11 @@
  * own heartbeat). They are label values too, so the catalogue declares them (VALUES.event); the
  * `event` label of the self-metrics only ever takes these values or `other`.
  */
-import { OTHER } from '../metrics/labels.js';
+import { OTHER } from '../wireText.js';
 import { VALUES, type ValueOf } from './vocabulary.js';
+
+/** The Hermes release the contract is tested against: what "fed by" in docs/metrics.md speaks of. */
+export const TESTED_HERMES = 'Hermes 306e2d2 (July 2026)';
 
 /** Events that move agent or delivery metrics. */
 export const MAPPED_EVENTS = [...VALUES.plugin_hook, ...VALUES.envelope_event, 'plugin_heartbeat'] as const;

@@ -9,7 +9,8 @@
  * The same logical event in any shape yields the same ObserverEvent (observedAt aside, which
  * falls back to the arrival time when the sender did not stamp it).
  */
-import { BoundCheck, fitsBytes } from './bounds.js';
+import { BoundCheck } from './bounds.js';
+import { fitsBytes } from '../wireText.js';
 import { readEventData, type ObserverEvent } from './events.js';
 import { withErrorClass } from './errorClass.js';
 import { isRecord, type Fields } from './fields.js';

@@ -20,6 +20,7 @@ import { eventsRouter } from './events.js';
 import { hooksRouter, type HooksRouteOptions } from './hooks.js';
 import { ERRORS } from '../errors.js';
 import { counter, mergeDeclarations, type Declarations } from '../metrics/declare.js';
+import { fed } from '../metrics/fedBy.js';
 
 /** The closed value sets of this module's labels. */
 export const INGEST_APP_VALUES = {
@@ -30,10 +31,11 @@ export const INGEST_APP_VALUES = {
 
 /** The families this module writes (and all it is handed). */
 export const INGEST_APP_FAMILIES = {
-  ingestRequests: counter('hermes_sidecar_ingest_requests_total', { route: INGEST_APP_VALUES.ingest_route, code: INGEST_APP_VALUES.ingest_code }, 'self',
+  ingestRequests: fed(counter('hermes_sidecar_ingest_requests_total', { route: INGEST_APP_VALUES.ingest_route, code: INGEST_APP_VALUES.ingest_code }, 'self',
     'HTTP ingest requests by route and status code.',
     // Not every code is possible on every route: a zero per combination would only mislead.
     { preinit: false }),
+    'sidecar', 'ingest'),
 } as const satisfies Declarations;
 
 /** Every family the ingest stage writes (the listener, its routes, the ingestor, body reads, the memory guard). */

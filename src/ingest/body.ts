@@ -13,11 +13,13 @@ import type { Request, RequestHandler, Response } from 'express';
 import { SidecarError } from '../errors.js';
 import type { Families } from '../metrics/registry.js';
 import { gauge, type Declarations } from '../metrics/declare.js';
+import { fed } from '../metrics/fedBy.js';
 
 /** The families this module writes (and all it is handed). */
 export const BODY_FAMILIES = {
-  ingestInflightBytes: gauge('hermes_sidecar_ingest_inflight_bytes', {}, 'self',
+  ingestInflightBytes: fed(gauge('hermes_sidecar_ingest_inflight_bytes', {}, 'self',
     'Bytes of request bodies being read or held on the ingest listener (bounded by --ingest.max-inflight-bytes; a refusal counts in events_rejected_total as inflight_limit).'),
+    'sidecar', 'ingest body reader'),
 } as const satisfies Declarations;
 
 /** A UTF-8 byte order mark: some senders start JSON with one; JSON.parse would refuse it. */

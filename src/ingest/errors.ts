@@ -8,11 +8,13 @@ import { ERRORS, SidecarError, type ErrorCode } from '../errors.js';
 import type { Families } from '../metrics/registry.js';
 import { VALUES } from '../contract/vocabulary.js';
 import { counter, type Declarations } from '../metrics/declare.js';
+import { fed } from '../metrics/fedBy.js';
 
 /** The families this module writes (and all it is handed). */
 export const REJECTION_FAMILIES = {
-  eventsRejected: counter('hermes_sidecar_events_rejected_total', { reason: VALUES.rejection_reason }, 'self',
+  eventsRejected: fed(counter('hermes_sidecar_events_rejected_total', { reason: VALUES.rejection_reason }, 'self',
     'Events (or whole requests) refused at the edge, by reason ({reason}).'),
+    'sidecar', 'ingest'),
 } as const satisfies Declarations;
 
 /**

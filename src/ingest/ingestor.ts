@@ -12,6 +12,7 @@ import type { IngestQueue } from './queue.js';
 import { applyInSlices, eventLoopSlicer, type Slicer } from '../slices.js';
 import { VALUES } from '../contract/vocabulary.js';
 import { counter, gauge, type Declarations } from '../metrics/declare.js';
+import { fed } from '../metrics/fedBy.js';
 
 /** The closed value sets of this module's labels. */
 export const INGESTOR_VALUES = {
@@ -21,20 +22,26 @@ export const INGESTOR_VALUES = {
 
 /** The families this module writes (and all it is handed). */
 export const INGESTOR_FAMILIES = {
-  eventsReceived: counter('hermes_sidecar_events_received_total', { source: VALUES.event_source, event: VALUES.event }, 'self',
+  eventsReceived: fed(counter('hermes_sidecar_events_received_total', { source: VALUES.event_source, event: VALUES.event }, 'self',
     'Events accepted for processing by source ({source}) and hook name.',
     // Sources × event names would be 200 zero series; a source appears with its first event.
     { preinit: false }),
-  eventsDropped: counter('hermes_sidecar_events_dropped_total', { reason: INGESTOR_VALUES.drop_reason }, 'self',
+    'sidecar', 'ingest'),
+  eventsDropped: fed(counter('hermes_sidecar_events_dropped_total', { reason: INGESTOR_VALUES.drop_reason }, 'self',
     'Events not applied, by reason ({reason}): the queue was full or the sidecar was shutting down (the sender is told to retry), or applying the event failed.'),
-  queueDepth: gauge('hermes_sidecar_queue_depth', {}, 'self',
+    'sidecar', 'ingest'),
+  queueDepth: fed(gauge('hermes_sidecar_queue_depth', {}, 'self',
     'Batches waiting in the ingest queue or being applied.'),
-  queueCapacity: gauge('hermes_sidecar_queue_capacity', {}, 'self',
+    'sidecar', 'ingest queue'),
+  queueCapacity: fed(gauge('hermes_sidecar_queue_capacity', {}, 'self',
     'Configured bound of the ingest queue, in batches.'),
-  queueEvents: gauge('hermes_sidecar_queue_events', {}, 'self',
+    'sidecar', 'configuration'),
+  queueEvents: fed(gauge('hermes_sidecar_queue_events', {}, 'self',
     'Events in the batches waiting in the ingest queue or being applied.'),
-  queueEventsCapacity: gauge('hermes_sidecar_queue_events_capacity', {}, 'self',
+    'sidecar', 'ingest queue'),
+  queueEventsCapacity: fed(gauge('hermes_sidecar_queue_events_capacity', {}, 'self',
     'Configured bound of the ingest queue, in events (--ingest.queue-max-events).'),
+    'sidecar', 'configuration'),
 } as const satisfies Declarations;
 
 export type Refusal = 'queue_full' | 'shutting_down';

@@ -6,14 +6,16 @@ import type { Response } from 'express';
 import type { DecodedBody } from '../contract/decode.js';
 import { SidecarError } from '../errors.js';
 import { histogram, type Declarations } from '../metrics/declare.js';
+import { fed } from '../metrics/fedBy.js';
 import type { Families } from '../metrics/registry.js';
 import type { Rejections } from './errors.js';
 import type { Ingestor } from './ingestor.js';
 
 /** The families this module writes (and all it is handed). */
 export const SUBMISSION_FAMILIES = {
-  ingestBatchEvents: histogram('hermes_sidecar_ingest_batch_events', {}, 'batch_events', 'self',
+  ingestBatchEvents: fed(histogram('hermes_sidecar_ingest_batch_events', {}, 'batch_events', 'self',
     'Events (lines) per ingest request.'),
+    'sidecar', 'ingest'),
 } as const satisfies Declarations;
 
 /** At most this many per-line errors are listed in a 202 body; the counts are always exact. */

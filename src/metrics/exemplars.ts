@@ -12,8 +12,8 @@ import type { Exemplar } from './families.js';
 export const MAX_EXEMPLAR_CHARACTERS = 128;
 
 // Ids with control characters or lone surrogates are left out rather than repaired: a repaired
-// id would not match the one in Hermes' own logs. (A hand-written loop over the code units was
-// tried on the event path: at ~65 ns per id it was slower than these two builtins, ~50 ns.)
+// id would not match the one in Hermes' own logs. Two builtins check an id (about 50 ns on the
+// event path), less than a loop over its code units costs.
 const CONTROL_CHARACTERS = /\p{Cc}/u;
 
 const usable = (value: string): boolean => value.isWellFormed() && !CONTROL_CHARACTERS.test(value);

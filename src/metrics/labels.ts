@@ -7,10 +7,7 @@
  */
 import { counter, type Declarations } from './declare.js';
 import type { LabelAdmission } from './seriesTable.js';
-
-export const UNKNOWN = 'unknown';
-export const OTHER = 'other';
-export type Fallback = typeof UNKNOWN | typeof OTHER;
+import { cutToBytes, DEFAULT_MAX_RAW_LABEL_BYTES, fitsBytes, OTHER, UNKNOWN, type Fallback } from '../wireText.js';
 
 /** The longest guarded label value, in UTF-16 code units (a longer one is cut). */
 export const MAX_LABEL_LENGTH = 128;
@@ -19,30 +16,6 @@ const MAX_CLOSED_LENGTH = 256;
 // Control characters (C0, DEL, C1) never belong in a label value; removing them also keeps
 // NUL free for the series keys the storage builds from label values.
 const CONTROL_CHARACTERS = /\p{Cc}/gu;
-
-/** Default of --ingest.max-label-value-bytes: the longest raw name read, cached or sanitized. */
-export const DEFAULT_MAX_RAW_LABEL_BYTES = 1024;
-
-/**
- * Whether `text` is at most `maxBytes` long in UTF-8. A UTF-16 unit is 1 to 3 bytes (a surrogate
- * pair 4 for two units), so the length alone settles most strings without encoding them.
- */
-export function fitsBytes(text: string, maxBytes: number): boolean {
-  if (text.length > maxBytes) return false;
-  if (text.length * 3 <= maxBytes) return true;
-  return Buffer.byteLength(text, 'utf8') <= maxBytes;
-}
-
-/** The longest prefix of `text` that is at most `maxBytes` in UTF-8, cut between characters. */
-export function cutToBytes(text: string, maxBytes: number): string {
-  if (fitsBytes(text, maxBytes)) return text;
-  // No more than maxBytes units can fit; encode only those.
-  const bytes = Buffer.from(text.slice(0, maxBytes), 'utf8');
-  let end = Math.min(maxBytes, bytes.length);
-  // Back off continuation bytes (10xxxxxx) so the cut falls before a character's first byte.
-  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end -= 1;
-  return bytes.toString('utf8', 0, end);
-}
 
 /** Trims, strips control characters, truncates and repairs lone surrogates; '' when nothing is left. */
 export function sanitizeLabelValue(raw: string): string {

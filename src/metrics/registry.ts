@@ -36,7 +36,8 @@ import {
   type FamilyView,
   type HistogramHandle,
 } from './families.js';
-import { DEFAULT_MAX_RAW_LABEL_BYTES, defaultLabelRules, LABEL_GUARD_FAMILIES, LabelGuard, OPEN_LABELS, OTHER, type LabelRules } from './labels.js';
+import { defaultLabelRules, LABEL_GUARD_FAMILIES, LabelGuard, OPEN_LABELS, type LabelRules } from './labels.js';
+import { DEFAULT_MAX_RAW_LABEL_BYTES, OTHER } from '../wireText.js';
 import { DEFAULT_NATIVE_SETTINGS, type NativeHistogramSettings } from './native.js';
 import { runtimeMetrics } from './runtime.js';
 import { stepsInTurn } from '../slices.js';

@@ -4,7 +4,8 @@
  * plugin's allow-lists are derived from), so a field added there without a bound fails here.
  */
 import { describe, expect, it } from 'vitest';
-import { BOUNDS, BoundCheck, DEFAULT_STRING_LIMITS, fitsBytes } from '../../src/contract/bounds.js';
+import { BOUNDS, BoundCheck, DEFAULT_STRING_LIMITS } from '../../src/contract/bounds.js';
+import { fitsBytes } from '../../src/wireText.js';
 import { readEventData, type EventData } from '../../src/contract/events.js';
 import { VALUES } from '../../src/contract/vocabulary.js';
 import { readContractTable } from '../support/contractTable.js';

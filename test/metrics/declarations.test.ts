@@ -2,7 +2,8 @@
  * A component is handed the families of its own declaration object and nothing else: writing a
  * family it did not declare, or a closed label value its declaration does not list, does not
  * type-check (the `@ts-expect-error` lines below fail `npm run typecheck` the moment they
- * compile), and at run time the handle is simply not there.
+ * compile), and at run time the handle is simply not there. Beside each `@ts-expect-error` a
+ * run-time check shows what the line would do if it compiled.
  */
 import { describe, expect, it } from 'vitest';
 import { CATALOGUE, createMetricsRegistry } from '../../src/catalogue.js';
@@ -12,6 +13,8 @@ import { TOOL_FAMILIES } from '../../src/correlate/recorders/tools.js';
 import { DEFAULT_BUCKETS } from '../../src/metrics/declare.js';
 import { familiesFor, type Families } from '../../src/metrics/registry.js';
 import { INGESTOR_FAMILIES } from '../../src/ingest/ingestor.js';
+import { series } from '../support/exposition.js';
+import { recorderHarness } from '../support/recorders.js';
 
 const registry = () => createMetricsRegistry({ buckets: DEFAULT_BUCKETS, maxAgentSeries: 1000, defaultMetrics: false });
 
@@ -30,19 +33,31 @@ describe('family declarations', () => {
     expect(() => writeAsToolRecorder(metrics)).toThrow(TypeError);
   });
 
-  it('refuse a closed label value the declaration does not list', () => {
-    const { eventsDropped } = familiesFor(registry().metrics, INGESTOR_FAMILIES);
+  it('refuse, at type-check, a closed label value the declaration does not list', async () => {
+    const harness = recorderHarness();
+    const { eventsDropped } = familiesFor(harness.metrics, INGESTOR_FAMILIES);
+    // The value the compiler refuses is one the declaration does not list, beside one it does.
+    const reasons: readonly string[] = INGESTOR_FAMILIES.eventsDropped.labels.reason;
+    expect(reasons).not.toContain('lost');
+    expect(reasons).toContain('queue_full');
     // @ts-expect-error 'lost' is not a drop reason of the ingestor's declaration
     eventsDropped.inc({ reason: 'lost' });
     eventsDropped.inc({ reason: 'queue_full' });
+    // The storage does not check closed values at run time; the declared one is written.
+    expect((await harness.samples()).get(series('hermes_sidecar_events_dropped_total', { reason: 'queue_full' }))).toBe(1);
   });
 
   it('refuse the handles of another component where a component is built', () => {
-    const metrics = registry().metrics;
-    // @ts-expect-error the run recorder is built with its own families, not the API recorder's
-    const wrong = (context: ConstructorParameters<typeof RunRecorder>[0]) => new RunRecorder(context, familiesFor(metrics, API_FAMILIES));
-    expect(typeof wrong).toBe('function');
-    expect(Object.keys(familiesFor(metrics, RUN_FAMILIES))).toEqual(['agentRuns', 'agentRunDuration', 'memoryWrites', 'memoryWriteBytes']);
+    const harness = recorderHarness();
+    const build = (context: ConstructorParameters<typeof RunRecorder>[0]) =>
+      // @ts-expect-error the run recorder is built with its own families, not the API recorder's
+      new RunRecorder(context, familiesFor(harness.metrics, API_FAMILIES));
+    // Built anyway, it finds none of its own handles at its first write.
+    const wrong = build(harness.context);
+    expect(() => wrong.runFinished({ type: 'agent_run_finished', stopReason: 'done' })).toThrow(TypeError);
+    const right = new RunRecorder(harness.context, familiesFor(harness.metrics, RUN_FAMILIES));
+    expect(() => right.runFinished({ type: 'agent_run_finished', stopReason: 'done' })).not.toThrow();
+    expect(Object.keys(familiesFor(harness.metrics, RUN_FAMILIES))).toEqual(['agentRuns', 'agentRunDuration', 'memoryWrites', 'memoryWriteBytes']);
   });
 
   it('gather into a catalogue whose specs are the declarations themselves', () => {

@@ -3,15 +3,13 @@ import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import {
   closedLabel,
-  cutToBytes,
-  DEFAULT_MAX_RAW_LABEL_BYTES,
   defaultLabelRules,
-  fitsBytes,
   LabelGuard,
   sanitizeLabelValue,
   spellingCapacity,
   type OpenLabel,
 } from '../../src/metrics/labels.js';
+import { DEFAULT_MAX_RAW_LABEL_BYTES } from '../../src/wireText.js';
 
 describe('sanitizeLabelValue', () => {
   it.each([
@@ -212,14 +210,6 @@ describe('LabelGuard memory: raw spellings are cut to the byte limit and the cac
     expect(guard.cachedSpellings('model')).not.toContain(' m ');
     expect(guard.value('model', ' m ')).toBe('m');
     expect(guard.value('model', 'n')).toBe('other');
-  });
-
-  it('cuts between characters: a multi-byte value is cut to whole characters within the limit', () => {
-    expect(cutToBytes('é'.repeat(10), 5)).toBe('éé');
-    expect(cutToBytes('😀😀', 7)).toBe('😀');
-    expect(cutToBytes('abc', 3)).toBe('abc');
-    expect(fitsBytes('é'.repeat(512), 1024)).toBe(true);
-    expect(fitsBytes('é'.repeat(513), 1024)).toBe(false);
   });
 
   it('closed labels answer other for a value longer than any closed value, without trimming it', () => {

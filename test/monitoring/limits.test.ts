@@ -9,7 +9,7 @@ import { createSidecar } from '../../src/app.js';
 import { CATALOGUE } from '../../src/catalogue.js';
 import { defaultConfig } from '../../src/config.js';
 import { closedValues, type MetricSpec } from '../../src/metrics/declare.js';
-import { OTHER, UNKNOWN } from '../../src/metrics/labels.js';
+import { OTHER, UNKNOWN } from '../../src/wireText.js';
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import {
@@ -59,7 +59,9 @@ function parseLines(text: string): SampleLine[] {
 
 /** Writes `rounds` label sets to every family: open labels hostile (through the label guard), closed ones each value. */
 function flood(rounds: number) {
-  const sidecar = createSidecar(defaultConfig({ 'metrics.semconv': 'true' }), { logger: pino({ level: 'silent' }) });
+  // The series count cap is what this fills: the byte budget, which binds first at these label
+  // lengths, is off, so the exposition reaches its widest.
+  const sidecar = createSidecar(defaultConfig({ 'metrics.semconv': 'true', 'metrics.max-series-bytes': '0' }), { logger: pino({ level: 'silent' }) });
   const next = hostileValues();
   const { metrics } = sidecar;
   for (let round = 0; round < rounds; round += 1) {

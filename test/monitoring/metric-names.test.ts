@@ -4,8 +4,7 @@
  * dashboard (LiteLLM's metric-name consistency test, in our terms).
  */
 import { describe, expect, it } from 'vitest';
-import { CATALOGUE, DEFAULT_METRIC_PREFIXES, METRIC_NAMES } from '../../src/catalogue.js';
-import { ENVELOPE_ONLY_METRICS } from '../../src/metrics/fedBy.js';
+import { CATALOGUE, DEFAULT_METRIC_PREFIXES, ENVELOPE_ONLY_METRICS, METRIC_NAMES } from '../../src/catalogue.js';
 import { alertRules, dashboardTargets, loadDashboards, recordingRules, sloRecordingRules } from './bundle.js';
 import { labelValuesSelector, vectorSelectors } from './promql.js';
 

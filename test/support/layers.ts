@@ -9,6 +9,7 @@ export const LAYERS: Readonly<Record<string, number>> = {
   'log.ts': 0,
   'slices.ts': 0,
   'version.ts': 0,
+  'wireText.ts': 0,
   metrics: 1,
   // The listeners' connection bounds: they need only the metrics.
   net: 2,

@@ -1,7 +1,7 @@
 /** Provider API calls: pre/post_api_request, api_request_error and the auxiliary variants. */
 import type { ApiCall, ApiKind, EventData, Usage } from '../../contract/events.js';
 import { exemplarOf } from '../../metrics/exemplars.js';
-import { UNKNOWN } from '../../metrics/labels.js';
+import { UNKNOWN } from '../../wireText.js';
 import type { CounterHandle, Exemplar, Families, HistogramHandle } from '../../metrics/registry.js';
 import { compositeKey, spanTable, type RecorderContext } from './context.js';
 import { PRICING_VALUES, costOf, type CallCost } from './pricing.js';

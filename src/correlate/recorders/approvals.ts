@@ -18,24 +18,30 @@
  */
 import { durationBetween } from '../../contract/bounds.js';
 import type { EventData } from '../../contract/events.js';
-import { closedLabel, type Fallback } from '../../metrics/labels.js';
+import { closedLabel } from '../../metrics/labels.js';
+import type { Fallback } from '../../wireText.js';
 import type { Families } from '../../metrics/registry.js';
 import { compositeKey, spanTable, type RecorderContext } from './context.js';
 import { Fifo, type FifoNode } from '../fifo.js';
 import { IdMap, stringBytes } from '../idMap.js';
 import { VALUES, type ValueOf } from '../../contract/vocabulary.js';
 import { OPEN, counter, gauge, histogram, type Declarations } from '../../metrics/declare.js';
+import { fed } from '../../metrics/fedBy.js';
 
 /** The families this module writes (and all it is handed). */
 export const APPROVAL_FAMILIES = {
-  approvalRequests: counter('hermes_approval_requests_total', { surface: VALUES.approval_surface, pattern_key: OPEN }, 'agent',
+  approvalRequests: fed(counter('hermes_approval_requests_total', { surface: VALUES.approval_surface, pattern_key: OPEN }, 'agent',
     'Approval requests by surface and dangerous-command pattern.'),
-  approvalDecisions: counter('hermes_approval_decisions_total', { surface: VALUES.approval_surface, pattern_key: OPEN, choice: VALUES.approval_choice }, 'agent',
+    'hermes', '`pre_approval_request`: `surface`, `pattern_key`'),
+  approvalDecisions: fed(counter('hermes_approval_decisions_total', { surface: VALUES.approval_surface, pattern_key: OPEN, choice: VALUES.approval_choice }, 'agent',
     'Approval decisions by surface, pattern and choice.'),
-  approvalWait: histogram('hermes_approval_wait_seconds', { surface: VALUES.approval_surface, choice: VALUES.approval_choice }, 'tool_seconds', 'agent',
+    'hermes', '`post_approval_response`: `surface`, `pattern_key`, `choice` (`decided_by="aux_llm"` means smart); `choice="escalated"` when a smart request is followed by a cli/gateway request for the same operation'),
+  approvalWait: fed(histogram('hermes_approval_wait_seconds', { surface: VALUES.approval_surface, choice: VALUES.approval_choice }, 'tool_seconds', 'agent',
     'Observed time from approval request to response.'),
-  approvalsPending: gauge('hermes_approvals_pending', { surface: VALUES.approval_surface }, 'agent',
+    'hermes', 'observed time from `pre_approval_request` to `post_approval_response` (by `tool_call_id`, else `session_key` and `turn_id` when Hermes 0.21 sets it, else `session_key`), or to the escalation'),
+  approvalsPending: fed(gauge('hermes_approvals_pending', { surface: VALUES.approval_surface }, 'agent',
     'Approval requests without a response yet (moved as requests open and close; at 0 for the series TTL, the series expires).', { computed: true }),
+    'hermes', '`pre_approval_request` without its response yet'),
 } as const satisfies Declarations;
 
 type Approval = Extract<EventData, { type: 'approval_requested' | 'approval_responded' }>;

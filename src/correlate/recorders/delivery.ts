@@ -6,6 +6,7 @@ import { closedLabel } from '../../metrics/labels.js';
 import type { Families } from '../../metrics/registry.js';
 import { VALUES, type ValueOf } from '../../contract/vocabulary.js';
 import { counter, gauge, type Declarations } from '../../metrics/declare.js';
+import { fed } from '../../metrics/fedBy.js';
 
 /** The closed value sets of this module's labels. */
 export const DELIVERY_VALUES = {
@@ -20,26 +21,36 @@ export const DELIVERY_VALUES = {
 
 /** The families this module writes (and all it is handed). */
 export const DELIVERY_FAMILIES = {
-  pluginCallbacksDropped: counter('hermes_plugin_callbacks_dropped_total', { hook: VALUES.plugin_hook, reason: VALUES.plugin_drop_reason }, 'delivery',
+  pluginCallbacksDropped: fed(counter('hermes_plugin_callbacks_dropped_total', { hook: VALUES.plugin_hook, reason: VALUES.plugin_drop_reason }, 'delivery',
     'Hook callbacks the bridge plugin dropped inside Hermes, from its heartbeats (sum of deltas across plugin instances), by reason ({reason}).'),
-  pluginInstances: gauge('hermes_plugin_instances', { state: DELIVERY_VALUES.plugin_state }, 'delivery',
+    'plugin', '`plugin_heartbeat` `dropped` (deltas per plugin instance)'),
+  pluginInstances: fed(gauge('hermes_plugin_instances', { state: DELIVERY_VALUES.plugin_state }, 'delivery',
     'Bridge plugin instances seen: live (heartbeat within 3 intervals) or stale.'),
-  pluginLastSeen: gauge('hermes_plugin_last_seen_timestamp_seconds', {}, 'delivery',
+    'plugin', '`plugin_heartbeat` arrival and `interval_seconds`'),
+  pluginLastSeen: fed(gauge('hermes_plugin_last_seen_timestamp_seconds', {}, 'delivery',
     'Time the newest heartbeat or event from any bridge plugin instance arrived.'),
-  eventsLost: counter('hermes_sidecar_events_lost_total', {}, 'delivery',
+    'plugin', 'any plugin line or heartbeat'),
+  eventsLost: fed(counter('hermes_sidecar_events_lost_total', {}, 'delivery',
     'Gaps in plugin sequence numbers: events that left Hermes but never arrived. A gap is counted once settled (see Sequence accounting below); an event arriving before that is applied and counted as late instead.'),
-  eventsLate: counter('hermes_sidecar_events_late_total', {}, 'delivery',
+    'plugin', 'gaps in the plugin lines\' `instance`/`seq`, and heartbeats\' `acked_seq`'),
+  eventsLate: fed(counter('hermes_sidecar_events_late_total', {}, 'delivery',
     'Plugin events that arrived after a higher sequence number of their instance, inside a still-open gap: applied once, not counted as lost.'),
-  eventsDuplicate: counter('hermes_sidecar_events_duplicate_total', {}, 'delivery',
+    'plugin', 'an `instance`/`seq` inside an open gap'),
+  eventsDuplicate: fed(counter('hermes_sidecar_events_duplicate_total', {}, 'delivery',
     'Events already applied (a retried plugin batch, or a webhook delivery id applied before); not applied again.'),
-  sequenceResets: counter('hermes_sidecar_sequence_resets_total', { reason: DELIVERY_VALUES.sequence_reset_reason }, 'delivery',
+    'plugin', 'repeated `instance`/`seq`'),
+  sequenceResets: fed(counter('hermes_sidecar_sequence_resets_total', { reason: DELIVERY_VALUES.sequence_reset_reason }, 'delivery',
     'New epochs of plugin sequence numbers ({reason}): jump, a number (or heartbeat acked_seq) more than --sequence.window away from every epoch of its instance (nothing is counted lost or duplicate for the jump); restart, a new numbering under the same instance (a new heartbeat boot, or acked_seq 0 without one).'),
-  eventsDiscarded: counter('hermes_sidecar_events_discarded_total', { reason: DELIVERY_VALUES.discard_reason }, 'delivery',
+    'plugin', '`seq` or heartbeat `acked_seq` further than `--sequence.window` from every epoch; heartbeat `boot`'),
+  eventsDiscarded: fed(counter('hermes_sidecar_events_discarded_total', { reason: DELIVERY_VALUES.discard_reason }, 'delivery',
     'Plugin events answered 202 but not applied, by reason ({reason}): after_lost, its seq had already been counted lost, so applying it would make lost + applied disagree; beyond_memory, its seq is older than what the sidecar remembers of its instance (below an epoch floor, a forgotten range, or before an eviction), so it may have been applied already.'),
-  heartbeatsStale: counter('hermes_sidecar_heartbeats_stale_total', { reason: DELIVERY_VALUES.stale_heartbeat_reason }, 'delivery',
+    'plugin', '`instance`/`seq` settled lost or beyond memory'),
+  heartbeatsStale: fed(counter('hermes_sidecar_heartbeats_stale_total', { reason: DELIVERY_VALUES.stale_heartbeat_reason }, 'delivery',
     'Plugin heartbeats ignored as stale (delayed or replayed), by reason ({reason}): boot, an earlier boot of the instance; acked_seq, lower than one already seen; dropped, a drop or refused-value total lower than stored. They change nothing: no gap settles, no total, host description or liveness moves.'),
-  heartbeatKeysFolded: counter('hermes_sidecar_heartbeat_keys_folded_total', { key: VALUES.drop_key_part }, 'self',
+    'plugin', 'heartbeat `boot`, `acked_seq`, `dropped` and `refused_fields` totals'),
+  heartbeatKeysFolded: fed(counter('hermes_sidecar_heartbeat_keys_folded_total', { key: VALUES.drop_key_part }, 'self',
     'Plugin heartbeat drop reports whose {key} is not a known one, folded into "other" before they are stored.'),
+    'plugin', 'heartbeat `dropped` keys with an unknown hook or reason'),
 } as const satisfies Declarations;
 
 const HOOKS = new Set(VALUES.plugin_hook);

@@ -10,7 +10,7 @@
  * label.
  */
 import type { EventData } from '../../contract/events.js';
-import { UNKNOWN } from '../../metrics/labels.js';
+import { UNKNOWN } from '../../wireText.js';
 import type { Families } from '../../metrics/registry.js';
 import type { RecorderContext } from './context.js';
 import { VALUES } from '../../contract/vocabulary.js';

@@ -3,17 +3,22 @@ import type { EventData } from '../../contract/events.js';
 import type { Families } from '../../metrics/registry.js';
 import type { RecorderContext } from './context.js';
 import { OPEN, counter, histogram, type Declarations } from '../../metrics/declare.js';
+import { fed } from '../../metrics/fedBy.js';
 
 /** The families this module writes (and all it is handed). */
 export const RUN_FAMILIES = {
-  agentRuns: counter('hermes_agent_runs_total', { stop_reason: OPEN }, 'agent',
+  agentRuns: fed(counter('hermes_agent_runs_total', { stop_reason: OPEN }, 'agent',
     'Agent runs finished (envelope agent_end) by stop reason.'),
-  agentRunDuration: histogram('hermes_agent_run_duration_seconds', { stop_reason: OPEN }, 'turn_seconds', 'agent',
+    'envelope', 'envelope `agent_end` `stop_reason`'),
+  agentRunDuration: fed(histogram('hermes_agent_run_duration_seconds', { stop_reason: OPEN }, 'turn_seconds', 'agent',
     'Agent run duration (envelope agent_end run_duration_ms).'),
-  memoryWrites: counter('hermes_memory_writes_total', { memory_provider: OPEN, action: OPEN }, 'agent',
+    'envelope', 'envelope `agent_end` `run_duration_ms`'),
+  memoryWrites: fed(counter('hermes_memory_writes_total', { memory_provider: OPEN, action: OPEN }, 'agent',
     'Memory writes (envelope memory_write).'),
-  memoryWriteBytes: counter('hermes_memory_write_bytes_total', { memory_provider: OPEN, action: OPEN }, 'agent',
+    'envelope', 'envelope `memory_write`: `memory_provider`, `action`'),
+  memoryWriteBytes: fed(counter('hermes_memory_write_bytes_total', { memory_provider: OPEN, action: OPEN }, 'agent',
     'Bytes written to memory (envelope memory_write size_bytes).'),
+    'envelope', 'envelope `memory_write` `size_bytes`'),
 } as const satisfies Declarations;
 
 type RunFinished = Extract<EventData, { type: 'agent_run_finished' }>;

@@ -25,6 +25,7 @@ import { promptTokens } from './api.js';
 import type { CallCost } from './pricing.js';
 import { VALUES } from '../../contract/vocabulary.js';
 import { OPEN, counter, gauge, histogram, type Declarations } from '../../metrics/declare.js';
+import { fed } from '../../metrics/fedBy.js';
 
 /** The closed value sets of this module's labels. */
 export const SESSION_VALUES = {
@@ -40,28 +41,39 @@ export const SESSION_VALUES = {
 
 /** The families this module writes (and all it is handed). */
 export const SESSION_FAMILIES = {
-  sessionsStarted: counter('hermes_sessions_started_total', { platform: OPEN }, 'agent',
+  sessionsStarted: fed(counter('hermes_sessions_started_total', { platform: OPEN }, 'agent',
     'Sessions started (on_session_start).'),
-  sessionsFinalized: counter('hermes_sessions_finalized_total', { platform: OPEN }, 'agent',
+    'hermes', '`on_session_start` `platform`'),
+  sessionsFinalized: fed(counter('hermes_sessions_finalized_total', { platform: OPEN }, 'agent',
     'Sessions finalized (on_session_finalize).'),
-  sessionResets: counter('hermes_session_resets_total', { platform: OPEN }, 'agent',
+    'hermes', '`on_session_finalize` `platform`'),
+  sessionResets: fed(counter('hermes_session_resets_total', { platform: OPEN }, 'agent',
     'Session resets (on_session_reset).'),
-  sessionsActive: gauge('hermes_sessions_active', { platform: OPEN }, 'agent',
+    'hermes', '`on_session_reset` `platform`'),
+  sessionsActive: fed(gauge('hermes_sessions_active', { platform: OPEN }, 'agent',
     'Sessions started and not yet finalized (idle sessions expire after the session TTL, a subagent\'s session ends with its subagent_stop; at 0 for the series TTL, the series expires).', { computed: true }),
-  sessionEvents: counter('hermes_session_events_total', { event: VALUES.session_event }, 'agent',
+    'hermes', '`on_session_start` (or the first `pre_llm_call` of a session whose start Hermes skipped) → `on_session_finalize` by `session_id`, expiring after the session TTL'),
+  sessionEvents: fed(counter('hermes_session_events_total', { event: VALUES.session_event }, 'agent',
     'Envelope session_event lifecycle events ({event}).'),
-  sessionCost: histogram('hermes_session_cost_usd', { platform: OPEN }, 'session_usd', 'agent',
+    'envelope', 'envelope `session_event` `event`'),
+  sessionCost: fed(histogram('hermes_session_cost_usd', { platform: OPEN }, 'session_usd', 'agent',
     'Cost in USD per finalized session: its successful main-loop provider calls (kind main), priced as in hermes_cost_usd_total; a session with an unpriced call is left out, counted as unpriced in hermes_sidecar_sessions_unobserved_total.'),
-  sessionTokens: histogram('hermes_session_tokens', { platform: OPEN }, 'session_tokens', 'agent',
+    'hermes', '`on_session_start` → `on_session_finalize` by `session_id`: the cost of its successful `post_api_request` calls (as `hermes_cost_usd_total`; auxiliary calls are not added), each found through its `turn_id` and the `session_id` of that turn\'s `pre_llm_call`'),
+  sessionTokens: fed(histogram('hermes_session_tokens', { platform: OPEN }, 'session_tokens', 'agent',
     'Tokens per finalized session: prompt (input + cache_read + cache_write) and output tokens its successful main-loop provider calls (kind main) reported.'),
-  sessionTurns: histogram('hermes_session_turns', { platform: OPEN }, 'count', 'agent',
+    'hermes', '`on_session_start` → `on_session_finalize` by `session_id`: `usage` of its successful `post_api_request` calls, each found through its `turn_id` and the `session_id` of that turn\'s `pre_llm_call`'),
+  sessionTurns: fed(histogram('hermes_session_turns', { platform: OPEN }, 'count', 'agent',
     'User turns (pre_llm_call) per finalized session.'),
-  sessionDuration: histogram('hermes_session_duration_seconds', { platform: OPEN }, 'session_seconds', 'agent',
+    'hermes', '`pre_llm_call` `session_id` between `on_session_start` and `on_session_finalize`'),
+  sessionDuration: fed(histogram('hermes_session_duration_seconds', { platform: OPEN }, 'session_seconds', 'agent',
     'Session duration from on_session_start to on_session_finalize (observed times).'),
-  sessionsInferred: counter('hermes_sidecar_sessions_inferred_total', { platform: OPEN }, 'delivery',
+    'hermes', '`on_session_start` → `on_session_finalize` by `session_id` (observed times)'),
+  sessionsInferred: fed(counter('hermes_sidecar_sessions_inferred_total', { platform: OPEN }, 'delivery',
     'Sessions counted as started from their first pre_llm_call, as no on_session_start was seen: Hermes skips an on_session_start that overlaps another one (its hook gate keys on tool_call_id or turn_id, which that hook lacks), and a session already open when the sidecar started is first seen this way too.'),
-  sessionsUnobserved: counter('hermes_sidecar_sessions_unobserved_total', { reason: SESSION_VALUES.session_unobserved_reason }, 'delivery',
+    'hermes', '`pre_llm_call` `session_id`, `platform` of a session with no `on_session_start` seen'),
+  sessionsUnobserved: fed(counter('hermes_sidecar_sessions_unobserved_total', { reason: SESSION_VALUES.session_unobserved_reason }, 'delivery',
     'Sessions left out of the per-session histograms, by why ({reason}): unpriced ones only out of hermes_session_cost_usd.'),
+    'sidecar', 'the session table (TTL and size bound), `subagent_stop` `child_session_id`, `on_session_finalize` without a seen start, unpriced calls'),
 } as const satisfies Declarations;
 
 type Lifecycle = Extract<EventData, { type: 'session_started' | 'session_finalized' | 'session_reset' }>;

@@ -5,17 +5,22 @@ import type { Families } from '../../metrics/registry.js';
 import { spanTable, type RecorderContext } from './context.js';
 import { VALUES } from '../../contract/vocabulary.js';
 import { OPEN, counter, gauge, histogram, type Declarations } from '../../metrics/declare.js';
+import { fed } from '../../metrics/fedBy.js';
 
 /** The families this module writes (and all it is handed). */
 export const SUBAGENT_FAMILIES = {
-  subagentsStarted: counter('hermes_subagents_started_total', { role: OPEN }, 'agent',
+  subagentsStarted: fed(counter('hermes_subagents_started_total', { role: OPEN }, 'agent',
     'Subagents started by role.'),
-  subagentsFinished: counter('hermes_subagents_finished_total', { role: OPEN, status: VALUES.subagent_status }, 'agent',
+    'hermes', '`subagent_start` `child_role`'),
+  subagentsFinished: fed(counter('hermes_subagents_finished_total', { role: OPEN, status: VALUES.subagent_status }, 'agent',
     'Subagents finished by role and status.'),
-  subagentDuration: histogram('hermes_subagent_duration_seconds', { role: OPEN, status: VALUES.subagent_status }, 'turn_seconds', 'agent',
+    'hermes', '`subagent_stop`: `child_role`, `child_status`'),
+  subagentDuration: fed(histogram('hermes_subagent_duration_seconds', { role: OPEN, status: VALUES.subagent_status }, 'turn_seconds', 'agent',
     'Subagent run duration.'),
-  subagentsActive: gauge('hermes_subagents_active', { role: OPEN }, 'agent',
+    'hermes', '`subagent_stop` `duration_ms`'),
+  subagentsActive: fed(gauge('hermes_subagents_active', { role: OPEN }, 'agent',
     'Subagents started and not yet stopped (moved as subagents start and stop; at 0 for the series TTL, the series expires).', { computed: true }),
+    'hermes', '`subagent_start` → `subagent_stop` by `child_session_id`'),
 } as const satisfies Declarations;
 
 type Started = Extract<EventData, { type: 'subagent_started' }>;

@@ -6,17 +6,22 @@ import type { Families } from '../../metrics/registry.js';
 import { spanTable, type RecorderContext } from './context.js';
 import { VALUES } from '../../contract/vocabulary.js';
 import { OPEN, counter, gauge, histogram, type Declarations } from '../../metrics/declare.js';
+import { fed } from '../../metrics/fedBy.js';
 
 /** The families this module writes (and all it is handed). */
 export const TOOL_FAMILIES = {
-  toolCalls: counter('hermes_tool_calls_total', { tool: OPEN, status: VALUES.tool_status }, 'agent',
+  toolCalls: fed(counter('hermes_tool_calls_total', { tool: OPEN, status: VALUES.tool_status }, 'agent',
     'Finished tool calls by status ({status}, other).'),
-  toolCallDuration: histogram('hermes_tool_call_duration_seconds', { tool: OPEN, status: VALUES.tool_status }, 'tool_seconds', 'agent',
+    'hermes', '`post_tool_call`: `tool_name`, `status`'),
+  toolCallDuration: fed(histogram('hermes_tool_call_duration_seconds', { tool: OPEN, status: VALUES.tool_status }, 'tool_seconds', 'agent',
     'Tool call duration.'),
-  toolErrors: counter('hermes_tool_errors_total', { tool: OPEN, error_type: VALUES.tool_error_type }, 'agent',
+    'hermes', '`post_tool_call` `duration_ms`'),
+  toolErrors: fed(counter('hermes_tool_errors_total', { tool: OPEN, error_type: VALUES.tool_error_type }, 'agent',
     'Tool calls that did not finish ok, by error type.'),
-  toolCallsInFlight: gauge('hermes_tool_calls_in_flight', { tool: OPEN }, 'agent',
+    'hermes', '`post_tool_call`: `status` not ok, `error_type`'),
+  toolCallsInFlight: fed(gauge('hermes_tool_calls_in_flight', { tool: OPEN }, 'agent',
     'Tool calls started and not yet finished (moved as calls start and finish; at 0 for the series TTL, the series expires).', { computed: true }),
+    'hermes', '`pre_tool_call` → `post_tool_call` by `tool_call_id`'),
 } as const satisfies Declarations;
 
 type Started = Extract<EventData, { type: 'tool_started' }>;

@@ -8,26 +8,33 @@
  */
 import type { EventData } from '../../contract/events.js';
 import { exemplarOf } from '../../metrics/exemplars.js';
-import { UNKNOWN } from '../../metrics/labels.js';
+import { UNKNOWN } from '../../wireText.js';
 import type { Families } from '../../metrics/registry.js';
 import { spanTable, type RecorderContext } from './context.js';
 import { durationBetween } from '../../contract/bounds.js';
 import { IdMap, stringBytes } from '../idMap.js';
 import { VALUES, type ValueOf } from '../../contract/vocabulary.js';
 import { OPEN, counter, histogram, type Declarations } from '../../metrics/declare.js';
+import { fed } from '../../metrics/fedBy.js';
+import { TESTED_HERMES } from '../../contract/hooks.js';
 
 /** The families this module writes (and all it is handed). */
 export const TURN_FAMILIES = {
-  turnsStarted: counter('hermes_turns_started_total', { platform: OPEN, model: OPEN }, 'agent',
+  turnsStarted: fed(counter('hermes_turns_started_total', { platform: OPEN, model: OPEN }, 'agent',
     'User turns started (pre_llm_call).'),
-  turnsFinished: counter('hermes_turns_finished_total', { platform: OPEN, model: OPEN, outcome: VALUES.turn_outcome, exit_reason: OPEN }, 'agent',
+    'hermes', '`pre_llm_call`: `platform`, `model`'),
+  turnsFinished: fed(counter('hermes_turns_finished_total', { platform: OPEN, model: OPEN, outcome: VALUES.turn_outcome, exit_reason: OPEN }, 'agent',
     'User turns finished (on_session_end fires once per turn) by outcome ({outcome}) and exit reason.'),
-  turnDuration: histogram('hermes_turn_duration_seconds', { platform: OPEN, outcome: VALUES.turn_outcome }, 'turn_seconds', 'agent',
+    'partial', `\`on_session_end\` by \`turn_id\`: outcome from \`failed\`/\`interrupted\`/\`completed\`, \`exit_reason\` the leading identifier of \`turn_exit_reason\` (the plugin sends nothing else of it; the reasons Hermes 0.21 emits are always kept, others pass the cap); both from Hermes 0.21 (agent/turn_finalizer.py finalize_turn), so on ${TESTED_HERMES} turns that end normally read \`exit_reason="unknown"\` and never \`outcome="failed"\`. A CLI exit (\`reason\`, no \`turn_id\`) ends the session's open turns with \`exit_reason\` = that reason`),
+  turnDuration: fed(histogram('hermes_turn_duration_seconds', { platform: OPEN, outcome: VALUES.turn_outcome }, 'turn_seconds', 'agent',
     'Turn duration from pre_llm_call to on_session_end (observed times), or turn_duration_ms of an envelope turn_end.'),
-  turnApiCalls: histogram('hermes_turn_api_calls', { platform: OPEN }, 'count', 'agent',
+    'hermes', '`pre_llm_call` → `on_session_end` by `turn_id` (observed times)'),
+  turnApiCalls: fed(histogram('hermes_turn_api_calls', { platform: OPEN }, 'count', 'agent',
     'Provider API attempts per finished turn.'),
-  turnToolCalls: histogram('hermes_turn_tool_calls', { platform: OPEN }, 'count', 'agent',
+    'hermes', '`turn_id` of `pre_api_request`/`post_api_request`/`api_request_error` per turn'),
+  turnToolCalls: fed(histogram('hermes_turn_tool_calls', { platform: OPEN }, 'count', 'agent',
     'Tool calls per finished turn.'),
+    'hermes', '`turn_id` of `pre_tool_call` per turn'),
 } as const satisfies Declarations;
 
 type Started = Extract<EventData, { type: 'turn_started' }>;

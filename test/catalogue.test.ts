@@ -1,14 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { CATALOGUE } from '../../src/catalogue.js';
-import { closedValues, DEFAULT_BUCKETS, type MetricSpec } from '../../src/metrics/declare.js';
-import { VALUES } from '../../src/contract/vocabulary.js';
-import { INGESTOR_VALUES } from '../../src/ingest/ingestor.js';
-import { SPAN_VALUES } from '../../src/correlate/recorders/spanTables.js';
-import { STATE_VALUES } from '../../src/correlate/stateTableNames.js';
-import { createMetricsRegistry } from '../../src/catalogue.js';
-import { initialLabelSets } from '../../src/metrics/registry.js';
-import { createExposition, renderText } from '../../src/exposition/exposition.js';
-import { OPEN_LABELS } from '../../src/metrics/labels.js';
+import { CATALOGUE, ENVELOPE_ONLY_METRICS, FED_BY, METRIC_NAMES, type MetricKey } from '../src/catalogue.js';
+import { TOOL_FAMILIES } from '../src/correlate/recorders/tools.js';
+import { RUN_FAMILIES } from '../src/correlate/recorders/runs.js';
+import { closedValues, DEFAULT_BUCKETS, type MetricSpec } from '../src/metrics/declare.js';
+import { VALUES } from '../src/contract/vocabulary.js';
+import { INGESTOR_VALUES } from '../src/ingest/ingestor.js';
+import { SPAN_VALUES } from '../src/correlate/recorders/spanTables.js';
+import { STATE_VALUES } from '../src/correlate/stateTableNames.js';
+import { createMetricsRegistry } from '../src/catalogue.js';
+import { initialLabelSets } from '../src/metrics/registry.js';
+import { createExposition, renderText } from '../src/exposition/exposition.js';
+import { OPEN_LABELS } from '../src/metrics/labels.js';
 
 const SPECS: MetricSpec[] = Object.values(CATALOGUE);
 const words = (text: string): Set<string> => new Set(text.match(/[\w/]+/g) ?? []);
@@ -49,6 +51,35 @@ describe('the catalogue', () => {
     for (const spec of SPECS.filter((candidate) => candidate.type === 'histogram')) {
       expect(Object.keys(DEFAULT_BUCKETS)).toContain(spec.buckets);
     }
+  });
+});
+
+describe('the order and the feeds, derived from the declarations', () => {
+  const keys = Object.keys(CATALOGUE) as MetricKey[];
+
+  it('orders the families by scope, each scope in the order its components declare them', () => {
+    const scopes = SPECS.map((spec) => spec.scope);
+    expect([...new Set(scopes)]).toEqual(['agent', 'delivery', 'self']);
+    // Each scope is one run: no family of an earlier scope after a later one.
+    expect(scopes).toEqual([...scopes].sort((a, b) => ['agent', 'delivery', 'self'].indexOf(a) - ['agent', 'delivery', 'self'].indexOf(b)));
+    expect(keys.slice(0, 2)).toEqual(['apiRequests', 'apiRequestDuration']);
+    const tools = Object.keys(TOOL_FAMILIES);
+    const first = keys.indexOf(tools[0] as MetricKey);
+    expect(keys.slice(first, first + tools.length)).toEqual(tools);
+    expect(new Set(METRIC_NAMES).size).toBe(keys.length);
+  });
+
+  it('says what feeds every family, taking a declaration\'s own word', () => {
+    expect(Object.keys(FED_BY)).toEqual(keys);
+    for (const key of keys) expect(FED_BY[key].by.length, key).toBeGreaterThan(0);
+    expect(FED_BY.toolCalls).toEqual({ feed: 'hermes', by: '`post_tool_call`: `tool_name`, `status`' });
+    expect(FED_BY.toolCalls).toBe(TOOL_FAMILIES.toolCalls.fedBy);
+    expect(FED_BY.buildInfo).toEqual({ feed: 'sidecar', by: 'build' });
+  });
+
+  it('lists as envelope-only exactly the families fed by the envelope variant alone', () => {
+    expect(ENVELOPE_ONLY_METRICS).toEqual(['sessionEvents', 'agentRuns', 'agentRunDuration', 'memoryWrites', 'memoryWriteBytes']);
+    expect(Object.keys(RUN_FAMILIES).every((key) => (ENVELOPE_ONLY_METRICS as readonly string[]).includes(key))).toBe(true);
   });
 });
 

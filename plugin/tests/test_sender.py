@@ -1,4 +1,5 @@
-"""Delivery: batching, ordering, retries, refusals, drop accounting, heartbeat, flush, exit."""
+"""sender.py, through a real bridge and a real HTTP sidecar stub: numbering, batching, ordering,
+retries and back-off, refusals, drop accounting, heartbeats, flush and the bounded exit."""
 
 import json
 import os
