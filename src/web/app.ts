@@ -6,7 +6,8 @@
  * src/exposition/negotiate.ts). If a collector or the render fails, the failure is counted and
  * the answer is 500, never a 200 with stale or partial text, so Prometheus marks the target down
  * (`up == 0`). The whole text is rendered before the first byte is sent; renders are paced and
- * every scrape waiting for one shares it (scrape.ts).
+ * every scrape waiting for one shares it (scrape.ts). HEAD is answered with the negotiated
+ * headers alone, never rendered.
  */
 import express, { type Express, type Response } from 'express';
 import type { Exposition } from '../exposition/exposition.js';
@@ -113,6 +114,14 @@ export function createWebApp(options: WebAppOptions): Express {
 
   const held = new HeldBodies(options.maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES, (count) => metrics.scrapeAnswersDropped.inc({}, count));
 
+  // HEAD gets the headers a scrape would, without a render: a peer repeating it costs nothing.
+  // Content-Length is left out (HEAD may omit it); knowing it would take the render HEAD spares.
+  app.head(options.telemetryPath, (request, response) => {
+    const format = negotiateFormat(request.get('accept'));
+    response.status(200).set({ 'Content-Type': CONTENT_TYPES[format], Vary: 'Accept, Accept-Encoding' });
+    if (acceptsGzip(request.get('accept-encoding'))) response.set('Content-Encoding', 'gzip');
+    response.end();
+  });
   app.get(options.telemetryPath, async (request, response) => {
     const format = negotiateFormat(request.get('accept'));
     const gzip = acceptsGzip(request.get('accept-encoding'));

@@ -28,8 +28,14 @@ async function sidecar(): Promise<SidecarProcess> {
 
 const HONEST_REQUESTS = 100;
 
-const closed = async (target: SidecarProcess, listener: string, reason: string): Promise<number> =>
-  (await scrapeSamples(target)).get(series('hermes_sidecar_connections_closed_total', { listener, reason })) ?? Number.NaN;
+const REASONS = ['limit', 'evicted', 'slow_body', 'fairness', 'request_limit'] as const;
+
+/** The listener's closes by reason (printed with the figures). */
+async function closes(target: SidecarProcess, listener: string): Promise<Record<(typeof REASONS)[number], number>> {
+  const samples = await scrapeSamples(target);
+  const count = (reason: string) => samples.get(series('hermes_sidecar_connections_closed_total', { listener, reason })) ?? Number.NaN;
+  return Object.fromEntries(REASONS.map((reason) => [reason, count(reason)])) as Record<(typeof REASONS)[number], number>;
+}
 
 describe('fairness at the connection caps (real binary)', () => {
   it('serves honest gzip scrapes while 64 connections repeat HEAD and gzip GET /metrics (issue 29 defect 1)', async () => {
@@ -40,11 +46,12 @@ describe('fairness at the connection caps (real binary)', () => {
     const honest = await honestScrapes(target.web, HONEST_REQUESTS, (body) => gunzipSync(body).toString('utf8').includes('hermes_sidecar_build_info'));
     const sent = attack.requests();
     await attack.stop();
-    process.stdout.write(`fairness, web: honest gzip scrapes ${honest.ok} of ${honest.count}, p99 ${honest.p99.toFixed(1)} ms; attackers made ${sent} requests\n`);
+    const closed = await closes(target, 'web');
+    process.stdout.write(`fairness, web: honest gzip scrapes ${honest.ok} of ${honest.count}, p50 ${honest.p50.toFixed(1)} ms, p99 ${honest.p99.toFixed(1)} ms; attackers made ${sent} requests; closed ${JSON.stringify(closed)}\n`);
     expect(sent).toBeGreaterThan(HONEST_REQUESTS);
     expect(honest.ok).toBeGreaterThanOrEqual(0.99 * HONEST_REQUESTS);
-    // The attackers' connections were the ones to go, counted by why.
-    expect(await closed(target, 'web', 'fairness')).toBeGreaterThan(0);
+    // The repeating connections made room, counted; the honest ones were never refused.
+    expect(closed.evicted + closed.fairness).toBeGreaterThan(0);
   }, 120_000);
 
   it('accepts honest keep-alive posts while 256 connections send bodies at one byte per second (issue 29 defect 2)', async () => {
@@ -54,9 +61,11 @@ describe('fairness at the connection caps (real binary)', () => {
     const honest = await honestIngest(target.ingest, HONEST_REQUESTS);
     const opened = attack.requests();
     await attack.stop();
-    process.stdout.write(`fairness, ingest: honest posts ${honest.ok} of ${honest.count}, p99 ${honest.p99.toFixed(1)} ms; attackers opened ${opened} slow bodies\n`);
+    const closed = await closes(target, 'ingest');
+    process.stdout.write(`fairness, ingest: honest posts ${honest.ok} of ${honest.count}, p50 ${honest.p50.toFixed(1)} ms, p99 ${honest.p99.toFixed(1)} ms; attackers opened ${opened} slow bodies; closed ${JSON.stringify(closed)}\n`);
     expect(opened).toBeGreaterThanOrEqual(256);
     expect(honest.ok).toBeGreaterThanOrEqual(0.99 * HONEST_REQUESTS);
-    expect(await closed(target, 'ingest', 'slow_body')).toBeGreaterThan(0);
+    // The slow bodies made room, counted as such.
+    expect(closed.slow_body).toBeGreaterThan(0);
   }, 120_000);
 });
