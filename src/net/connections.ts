@@ -5,8 +5,9 @@
  *    order: the one whose peer has gone longest without taking any of its answer (for at least
  *    STALLED_WRITE_MS); the one whose request body is furthest below `minBodyBytesPerSecond`
  *    (after SLOW_BODY_GRACE_MS); the oldest one with no request in progress (an idle
- *    keep-alive, or one whose request head is not complete yet); else, by fairness, the one
- *    served most lately among those already answered at least once. A connection waiting for
+ *    keep-alive, or one whose request head is not complete yet); by fairness, the one served
+ *    most lately among those already answered at least once; else the oldest that has sent
+ *    nothing yet (most likely a newcomer whose head is on its way). A connection waiting for
  *    its first answer is never closed for fairness, so a newcomer admitted at the cap keeps its
  *    place until it is served. Only when every connection is on its first request, reading and
  *    sending at a fair rate, is the new one refused. A plain `server.maxConnections` would let
@@ -235,16 +236,22 @@ export class ConnectionTable {
    * Makes room at the cap, closing the first there is of: the connection whose peer has gone
    * longest without taking any of its answer (a peer that does not read must not hold its place
    * until the write timeout); the one whose body is furthest behind the minimum rate; the oldest
-   * with no request in progress; the one served most lately that has had an answer already.
+   * idle keep-alive or half-sent head; the one served most lately that has had an answer
+   * already; the oldest that has sent nothing yet. A connection that has sent nothing is most
+   * likely a newcomer whose head is on its way (an honest one admitted a moment ago), so it
+   * goes last: one that stays silent is closed at the headers timeout.
    * False when every connection is on its first request, reading and sending at a fair rate.
    */
   private evictOne(): boolean {
     const now = this.now();
+    const idle = (connection: Connection) => connection.active === undefined && connection.waiting.length === 0 && this.turn - connection.turn >= YOUNG_TURNS;
+    const silent = (connection: Connection) => connection.answers === 0 && connection.socket.bytesRead === 0;
     const choices: [Connection | undefined, CloseReason][] = [
       [this.longestStalled(now), 'evicted'],
       [this.slowestBody(now), 'slow_body'],
-      [this.oldest((connection) => connection.active === undefined && connection.waiting.length === 0 && this.turn - connection.turn >= YOUNG_TURNS), 'evicted'],
+      [this.oldest((connection) => idle(connection) && !silent(connection)), 'evicted'],
       [this.servedMost(now), 'fairness'],
+      [this.oldest((connection) => idle(connection) && silent(connection)), 'evicted'],
     ];
     for (const [evictable, reason] of choices) {
       if (evictable === undefined) continue;

@@ -4,7 +4,9 @@
  * not starve an honest client. Each attack keeps a bounded number of connections (reopened as
  * the sidecar closes them) while an honest client makes a fixed number of requests, each given
  * a generous 5 s; the test counts the answers (≥ 99 %) and prints the p99 latency.
- * (bench/edge.ts, section "fairness", measures the same attacks with more figures.)
+ * About 30 s with both cores busy, so it runs in `npm run test:deploy`; test/net/connections.test.ts
+ * covers each policy in `npm test`. (bench/edge.ts, section "fairness", measures the same attacks
+ * with more figures.)
  */
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
