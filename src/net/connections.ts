@@ -183,6 +183,8 @@ export class ConnectionTable {
       // Node goes on parsing what was already read after a close: those requests have no one to answer.
       if (connection.socket.destroyed) return;
       const run = () => this.dispatch(connection, handler, request, response);
+      // Requests pipelined behind the last one a connection may make have no one to answer them.
+      if (this.limits.maxRequestsPerConnection > 0 && connection.requests >= this.limits.maxRequestsPerConnection) return;
       if (connection.active === undefined && connection.waiting.length === 0) return run();
       if (connection.waiting.length >= this.limits.maxWaitingRequests) return this.close(connection, 'pipeline_limit');
       connection.waiting.push(run);
@@ -314,9 +316,11 @@ export class ConnectionTable {
     connection.active = { request, response, startedAt: this.now(), bytesReadAtStart: connection.socket.bytesRead, writingSince: undefined, progress: undefined };
     connection.requests += 1;
     const limit = this.limits.maxRequestsPerConnection;
-    if (limit > 0 && connection.requests >= limit) {
+    const last = limit > 0 && connection.requests >= limit;
+    if (last) {
       // Node closes the connection once this answer is sent; pipelined requests behind it go with it.
       response.setHeader('Connection', 'close');
+      connection.waiting.length = 0;
       this.metrics?.connectionsClosed.inc({ listener: this.listener, reason: 'request_limit' });
     }
     const done = () => {
@@ -325,7 +329,7 @@ export class ConnectionTable {
       if (connection.active?.response !== response) return;
       connection.active = undefined;
       if (response.writableFinished) this.served(connection);
-      if (!connection.socket.destroyed) connection.waiting.shift()?.();
+      if (!connection.socket.destroyed && !last) connection.waiting.shift()?.();
     };
     response.on('finish', done);
     response.on('close', done);
