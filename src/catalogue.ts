@@ -132,6 +132,7 @@ const ORDER = [
   'scrapeRenders',
   'scrapesPaced',
   'connectionsStalled',
+  'requestsDelayed',
 ] as const satisfies readonly (keyof Declared)[];
 
 /** `declared` with its keys in `order`, which must name each key once. */

@@ -130,6 +130,7 @@ export const FED_BY = {
   scrapeRenders: { feed: 'sidecar', by: '/metrics' },
   scrapesPaced: { feed: 'sidecar', by: '/metrics' },
   connectionsStalled: { feed: 'sidecar', by: 'web and ingest listeners' },
+  requestsDelayed: { feed: 'sidecar', by: 'web and ingest listeners' },
 } as const satisfies Record<string, FedBy>;
 
 /** Metrics no Hermes release feeds (envelope variant only): not on the dashboards, not in rules. */

@@ -14,7 +14,8 @@
  *    thousands of half-sent heads, slow bodies or peers repeating cheap requests lock the
  *    honest client out; eviction makes the attacker's connections the ones that go.
  *  - at most `maxRequestsPerConnection` requests per connection: the last one is answered with
- *    `Connection: close`, so a peer that repeats requests wins its place again at admission.
+ *    `Connection: close`, so a peer that repeats requests wins its place again at admission; and
+ *    at most `maxRequestRate` per second (a burst of as many): a faster one waits for its turn.
  *  - one request in flight per connection. Node parses pipelined requests as they arrive and
  *    hands every one to the handler at once, whose answers then wait in memory behind the
  *    first: a peer that pipelines 2,000 scrapes and never reads makes 2,000 renders. Here a
@@ -55,6 +56,8 @@ export const CONNECTION_FAMILIES = {
     'Connections open on each listener (bounded by --web.max-connections and --ingest.max-connections).'),
   connectionsLimit: gauge('hermes_sidecar_connections_limit', { listener: CONNECTION_VALUES.listener }, 'self',
     'The configured cap on open connections of each listener.'),
+  requestsDelayed: counter('hermes_sidecar_requests_delayed_total', { listener: CONNECTION_VALUES.listener }, 'self',
+    'Requests held back before their handler because their connection made them faster than --web.max-connection-request-rate: the work one peer repeating requests can make.'),
   connectionsStalled: gauge('hermes_sidecar_connections_stalled', { listener: CONNECTION_VALUES.listener }, 'self',
     'Connections of each listener whose peer has taken none of its answer for 200 ms, as of the last sweep (every 100 ms): the first to be evicted at the cap.'),
 } as const satisfies Declarations;
@@ -73,6 +76,8 @@ export interface ConnectionLimits {
   readonly minBodyBytesPerSecond: number;
   /** Requests one connection may make; the last is answered with `Connection: close` (0: unlimited). */
   readonly maxRequestsPerConnection: number;
+  /** Requests per second one connection may make (credit up to as many); faster ones wait (0: unlimited). */
+  readonly maxRequestRate: number;
 }
 
 interface ActiveResponse {
@@ -101,6 +106,9 @@ interface Connection {
   /** Answers finished, decayed with FAIRNESS_HALF_LIFE_MS as of `servedAt`: how much it was served lately. */
   served: number;
   servedAt: number;
+  /** Requests it may still make at once, as of `creditAt` (the rate limit's bucket): one at first, so a peer gains no burst by reconnecting. */
+  credit: number;
+  creditAt: number;
 }
 
 /** What Node answers to a request it cannot read, before it closes the connection (as its default clientError handler does). */
@@ -182,7 +190,7 @@ export class ConnectionTable {
       if (connection === undefined) return void handler(request, response);
       // Node goes on parsing what was already read after a close: those requests have no one to answer.
       if (connection.socket.destroyed) return;
-      const run = () => this.dispatch(connection, handler, request, response);
+      const run = () => this.dispatchAtRate(connection, handler, request, response);
       // Requests pipelined behind the last one a connection may make have no one to answer them.
       if (this.limits.maxRequestsPerConnection > 0 && connection.requests >= this.limits.maxRequestsPerConnection) return;
       if (connection.active === undefined && connection.waiting.length === 0) return run();
@@ -213,7 +221,7 @@ export class ConnectionTable {
       socket.destroy();
       return;
     }
-    const connection: Connection = { socket, turn: this.turn, active: undefined, waiting: [], requests: 0, answers: 0, served: 0, servedAt: 0 };
+    const connection: Connection = { socket, turn: this.turn, active: undefined, waiting: [], requests: 0, answers: 0, served: 0, servedAt: 0, credit: 1, creditAt: this.now() };
     this.lastAdmitTurn = this.turn;
     this.countTurns();
     this.connections.set(socket, connection);
@@ -310,6 +318,35 @@ export class ConnectionTable {
       if (since !== undefined && (longest === undefined || since < longest.since)) longest = { connection, since };
     }
     return longest?.connection;
+  }
+
+  /**
+   * Hands the request to the handler now, or once its connection has credit again: a peer that
+   * repeats cheap requests (HEAD, /-/ready) as fast as they are answered gets its share of the
+   * event loop and no more. The request counts as in progress meanwhile.
+   */
+  private dispatchAtRate(connection: Connection, handler: http.RequestListener, request: http.IncomingMessage, response: http.ServerResponse): void {
+    const rate = this.limits.maxRequestRate;
+    if (rate <= 0) return this.dispatch(connection, handler, request, response);
+    const now = this.now();
+    connection.credit = Math.min(rate, connection.credit + ((now - connection.creditAt) * rate) / 1000);
+    connection.creditAt = now;
+    if (connection.credit >= 1) {
+      connection.credit -= 1;
+      return this.dispatch(connection, handler, request, response);
+    }
+    this.metrics?.requestsDelayed.inc({ listener: this.listener });
+    connection.active = { request, response, startedAt: now, bytesReadAtStart: connection.socket.bytesRead, writingSince: undefined, progress: undefined };
+    const waitMs = ((1 - connection.credit) * 1000) / rate;
+    const timer = setTimeout(() => {
+      connection.socket.off('close', cancel);
+      if (connection.socket.destroyed) return;
+      connection.credit = 0;
+      connection.creditAt = this.now();
+      this.dispatch(connection, handler, request, response);
+    }, waitMs);
+    const cancel = () => clearTimeout(timer);
+    connection.socket.once('close', cancel);
   }
 
   private dispatch(connection: Connection, handler: http.RequestListener, request: http.IncomingMessage, response: http.ServerResponse): void {

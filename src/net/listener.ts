@@ -40,6 +40,8 @@ export interface ListenerSettings {
   readonly headersTimeoutSeconds: number;
   readonly writeTimeoutSeconds: number;
   readonly maxRequestsPerConnection: number;
+  /** Requests per second one connection may make (0: unlimited). */
+  readonly maxRequestRate: number;
   /** Bytes per second below which a request body makes its connection evictable at the cap (0: never). */
   readonly minBodyBytesPerSecond: number;
 }
@@ -65,6 +67,7 @@ export const DEFAULT_LIMITS: ListenerLimits = {
   writeTimeoutMs: 30_000,
   minBodyBytesPerSecond: DEFAULT_MIN_BODY_BYTES_PER_SECOND,
   maxRequestsPerConnection: 100,
+  maxRequestRate: 10,
   headersTimeoutMs: 5000,
   requestTimeoutMs: 10_000,
   keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS,
@@ -82,6 +85,7 @@ export function limitsFrom(settings: ListenerSettings, bodyAllowanceMs: number):
     writeTimeoutMs: settings.writeTimeoutSeconds * 1000,
     minBodyBytesPerSecond: settings.minBodyBytesPerSecond,
     maxRequestsPerConnection: settings.maxRequestsPerConnection,
+    maxRequestRate: settings.maxRequestRate,
     headersTimeoutMs,
     requestTimeoutMs: headersTimeoutMs + bodyAllowanceMs,
     keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS,

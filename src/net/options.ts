@@ -19,6 +19,7 @@ export const LISTENER_OPTIONS = [
   { flag: 'web.headers-timeout', kind: 'seconds', default: 5, help: 'Seconds a request head may take to arrive on the web listener (408 and closed after; a scraper sends its head at once). The whole request may take twice this.' },
   { flag: 'web.write-timeout', kind: 'seconds', default: 30, help: 'Seconds an answer of the web listener may take to be read by the peer once sending began; past it the connection is dropped. Raise it only for scrapes of many megabytes over slow links.' },
   { flag: 'web.max-requests-per-connection', kind: 'nonNegativeInt', default: 100, help: 'Most requests one connection to the web listener may make; the last is answered with Connection: close, so a peer repeating requests wins its place again at the cap (hermes_sidecar_connections_closed_total{reason="request_limit"}). A Prometheus keeping its connection alive simply reconnects. 0: no limit.' },
+  { flag: 'web.max-connection-request-rate', kind: 'nonNegativeInt', default: 10, help: 'Requests per second one connection to the web listener may make (one at once on a new connection, then credit builds up to this many); a faster request waits for its turn before it is handled (hermes_sidecar_requests_delayed_total), so a peer repeating cheap requests gets its share of the event loop and no more. A scraper makes one per scrape interval. 0: no limit.' },
   { flag: 'ingest.max-connections', kind: 'positiveInt', default: 256, help: 'Most connections open on the ingest listener, with the same eviction at the cap as --web.max-connections, a request body arriving below --ingest.min-body-rate first after a peer that stopped reading. The bridge plugin holds one per Hermes process.' },
   { flag: 'ingest.headers-timeout', kind: 'seconds', default: 5, help: 'Seconds a request head may take to arrive on the ingest listener (408 and closed after). The whole request may take this plus --ingest.body-timeout.' },
   { flag: 'ingest.write-timeout', kind: 'seconds', default: 30, help: 'Seconds an answer of the ingest listener may take to be read by the peer once sending began; past it the connection is dropped.' },
@@ -36,6 +37,7 @@ export function listenerSettings(get: (flag: ListenerFlag) => number): { readonl
       headersTimeoutSeconds: get('web.headers-timeout'),
       writeTimeoutSeconds: get('web.write-timeout'),
       maxRequestsPerConnection: get('web.max-requests-per-connection'),
+      maxRequestRate: get('web.max-connection-request-rate'),
       // The web listener reads no bodies: any that comes is slow at this rate or past it.
       minBodyBytesPerSecond: DEFAULT_MIN_BODY_BYTES_PER_SECOND,
     },
@@ -44,6 +46,8 @@ export function listenerSettings(get: (flag: ListenerFlag) => number): { readonl
       headersTimeoutSeconds: get('ingest.headers-timeout'),
       writeTimeoutSeconds: get('ingest.write-timeout'),
       maxRequestsPerConnection: get('ingest.max-requests-per-connection'),
+      // A sender's batches are bounded by the queue, not by a rate: a busy Hermes posts back to back.
+      maxRequestRate: 0,
       minBodyBytesPerSecond: get('ingest.min-body-rate'),
     },
   };

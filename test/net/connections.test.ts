@@ -33,6 +33,7 @@ interface Harness {
   open(): Promise<number>;
   limit(): Promise<number>;
   stalled(): Promise<number>;
+  delayed(): Promise<number>;
 }
 
 /**
@@ -63,6 +64,7 @@ async function start(limits: Partial<ListenerLimits>, bigBytes = 32 * 1024 * 102
     open: async () => (await samples()).get(series('hermes_sidecar_connections_open', { listener: 'web' })) ?? Number.NaN,
     limit: async () => (await samples()).get(series('hermes_sidecar_connections_limit', { listener: 'web' })) ?? Number.NaN,
     stalled: async () => (await samples()).get(series('hermes_sidecar_connections_stalled', { listener: 'web' })) ?? Number.NaN,
+    delayed: async () => (await samples()).get(series('hermes_sidecar_requests_delayed_total', { listener: 'web' })) ?? Number.NaN,
   };
 }
 
@@ -232,7 +234,8 @@ describe('connection cap', () => {
   });
 
   it('at the cap, closes by fairness the connection served most lately, never one waiting for its first answer (issue 29 defect 1)', async () => {
-    const harness = await start({ maxConnections: 2 });
+    // No rate limit here: the repeats are answered at once, in order.
+    const harness = await start({ maxConnections: 2, maxRequestRate: 0 });
     // A peer that repeats requests on one keep-alive: answered three times, then a fourth held.
     const repeater = await raw(harness.port, request('/a') + request('/b') + request('/c') + request('/hold'));
     const newcomer = await raw(harness.port, request('/hold'));
@@ -280,6 +283,20 @@ describe('connection cap', () => {
     expect(answers.match(/Connection: close/gi)).toHaveLength(1);
     expect(harness.handled).toEqual(['/a', '/b', '/c']);
     expect(await harness.closed('request_limit')).toBe(1);
+  });
+
+  it('holds back requests one connection makes faster than its rate, counted, and answers them in turn', async () => {
+    const harness = await start({ maxRequestRate: 2 });
+    let answers = '';
+    const socket = net.connect({ host: '127.0.0.1', port: harness.port });
+    sockets.push(socket);
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (answers += chunk));
+    socket.write(request('/a') + request('/b') + request('/c'));
+    // One request at once on a new connection; each of the next two waits for half a second of credit.
+    await waitFor(() => expect(answers.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(3));
+    expect(harness.handled).toEqual(['/a', '/b', '/c']);
+    expect(await harness.delayed()).toBe(2);
   });
 
   it('keeps the open-connections gauge and the cap gauge', async () => {

@@ -66,38 +66,73 @@ function summary(results: readonly { ok: boolean; ms: number }[]): HonestResult 
   return { count: results.length, ok: results.filter((result) => result.ok).length, latencies, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
+const HEAD_METRICS = 'HEAD /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: gzip\r\n\r\n';
+
+/**
+ * A raw keep-alive connection that sends `HEAD /metrics` again as soon as each answer (headers
+ * only) is in, reopened when the sidecar closes it. Raw, because Node's client does not reuse a
+ * connection after a HEAD answer without Content-Length, and the attack is one that keeps it.
+ */
+function headLoop(webUrl: string, sockets: Set<net.Socket>, running: () => boolean, count: () => void, first: () => void): Promise<void> {
+  return new Promise((resolve) => {
+    const open = () => {
+      let pending = '';
+      const socket = net.connect(hostPort(webUrl), () => socket.write(HEAD_METRICS));
+      sockets.add(socket);
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => {
+        pending += chunk;
+        for (let end = pending.indexOf('\r\n\r\n'); end !== -1; end = pending.indexOf('\r\n\r\n')) {
+          pending = pending.slice(end + 4);
+          count();
+          first();
+          if (running()) socket.write(HEAD_METRICS);
+          else socket.destroy();
+        }
+      });
+      socket.on('error', () => undefined);
+      socket.once('close', () => {
+        sockets.delete(socket);
+        first();
+        if (running()) void nextTurn().then(open);
+        else resolve();
+      });
+    };
+    open();
+  });
+}
+
 /**
  * `head` connections that each keep a `HEAD /metrics` outstanding and `get` connections that each
  * keep a gzip `GET /metrics` outstanding and read every answer, all keep-alive: as soon as an
- * answer is in, the next request goes out. Resolves once every connection has made a request.
+ * answer is in, the next request goes out. Resolves once every connection has had an answer.
  */
 export async function repeatScrapers(webUrl: string, counts: { readonly head: number; readonly get: number }): Promise<Attack> {
   let running = true;
   let made = 0;
-  const agents = [new http.Agent({ keepAlive: true, maxSockets: Math.max(1, counts.head) }), new http.Agent({ keepAlive: true, maxSockets: Math.max(1, counts.get) })] as const;
-  const loop = async (method: 'HEAD' | 'GET', agent: http.Agent, first: () => void) => {
-    let started = false;
+  const sockets = new Set<net.Socket>();
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(1, counts.get) });
+  const getLoop = async (first: () => void) => {
     while (running) {
-      await exchange(`${webUrl}/metrics`, { method, agent, headers: { 'Accept-Encoding': 'gzip' } }, undefined, 30_000);
+      await exchange(`${webUrl}/metrics`, { agent, headers: { 'Accept-Encoding': 'gzip' } }, undefined, 30_000);
       made += 1;
-      if (!started) first();
-      started = true;
+      first();
       await nextTurn();
     }
   };
   const loops: Promise<void>[] = [];
   const firsts: Promise<void>[] = [];
-  for (const [method, agent, count] of [['HEAD', agents[0], counts.head], ['GET', agents[1], counts.get]] as const) {
-    for (let index = 0; index < count; index += 1) {
-      firsts.push(new Promise<void>((resolve) => loops.push(loop(method, agent, resolve))));
-    }
+  for (let index = 0; index < counts.get; index += 1) firsts.push(new Promise<void>((resolve) => loops.push(getLoop(resolve))));
+  for (let index = 0; index < counts.head; index += 1) {
+    firsts.push(new Promise<void>((resolve) => loops.push(headLoop(webUrl, sockets, () => running, () => (made += 1), resolve))));
   }
   await Promise.all(firsts);
   return {
     requests: () => made,
     stop: async () => {
       running = false;
-      for (const agent of agents) agent.destroy();
+      agent.destroy();
+      for (const socket of sockets) socket.destroy();
       await Promise.all(loops);
     },
   };
