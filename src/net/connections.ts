@@ -15,7 +15,8 @@
  *    honest client out; eviction makes the attacker's connections the ones that go.
  *  - at most `maxRequestsPerConnection` requests per connection: the last one is answered with
  *    `Connection: close`, so a peer that repeats requests wins its place again at admission; and
- *    at most `maxRequestRate` per second (a burst of as many): a faster one waits for its turn.
+ *    at most `maxRequestRate` per second (one at once on a new connection, credit up to as many):
+ *    a faster one waits for its turn.
  *  - one request in flight per connection. Node parses pipelined requests as they arrive and
  *    hands every one to the handler at once, whose answers then wait in memory behind the
  *    first: a peer that pipelines 2,000 scrapes and never reads makes 2,000 renders. Here a
