@@ -34,6 +34,7 @@ import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { counter, gauge, type Declarations } from '../metrics/declare.js';
 import type { Families } from '../metrics/registry.js';
+import { ServiceRecord } from './service.js';
 
 /** The closed value sets of this module's labels. */
 export const CONNECTION_VALUES = {
@@ -101,15 +102,10 @@ interface Connection {
   active: ActiveResponse | undefined;
   /** Pipelined requests that wait for the active one, in order. */
   readonly waiting: (() => void)[];
-  /** Requests handed to the handler, and answers finished. */
+  /** Requests handed to the handler. */
   requests: number;
-  answers: number;
-  /** Answers finished, decayed with FAIRNESS_HALF_LIFE_MS as of `servedAt`: how much it was served lately. */
-  served: number;
-  servedAt: number;
-  /** Requests it may still make at once, as of `creditAt` (the rate limit's bucket): one at first, so a peer gains no burst by reconnecting. */
-  credit: number;
-  creditAt: number;
+  /** Answers it was served, and its request credit. */
+  readonly service: ServiceRecord;
 }
 
 /** What Node answers to a request it cannot read, before it closes the connection (as its default clientError handler does). */
@@ -135,12 +131,6 @@ const STALLED_WRITE_MS = 200;
  * refused, or close an honest keep-alive.
  */
 const SLOW_BODY_GRACE_MS = 50;
-/** How fast the record of answers a connection was served fades: served lately, not ever. */
-const FAIRNESS_HALF_LIFE_MS = 10_000;
-
-/** A connection's answers, faded to `now`. */
-const decayed = (connection: Connection, now: number): number =>
-  connection.served === 0 ? 0 : connection.served * 2 ** (-(now - connection.servedAt) / FAIRNESS_HALF_LIFE_MS);
 
 export class ConnectionTable {
   /** Insertion order is age order: the first evictable entry is the oldest. */
@@ -222,7 +212,7 @@ export class ConnectionTable {
       socket.destroy();
       return;
     }
-    const connection: Connection = { socket, turn: this.turn, active: undefined, waiting: [], requests: 0, answers: 0, served: 0, servedAt: 0, credit: 1, creditAt: this.now() };
+    const connection: Connection = { socket, turn: this.turn, active: undefined, waiting: [], requests: 0, service: new ServiceRecord(this.now()) };
     this.lastAdmitTurn = this.turn;
     this.countTurns();
     this.connections.set(socket, connection);
@@ -256,7 +246,7 @@ export class ConnectionTable {
   private evictOne(): boolean {
     const now = this.now();
     const idle = (connection: Connection) => connection.active === undefined && connection.waiting.length === 0 && this.turn - connection.turn >= YOUNG_TURNS;
-    const silent = (connection: Connection) => connection.answers === 0 && connection.socket.bytesRead === 0;
+    const silent = (connection: Connection) => connection.service.answers === 0 && connection.socket.bytesRead === 0;
     const choices: [Connection | undefined, CloseReason][] = [
       [this.longestStalled(now), 'evicted'],
       [this.slowestBody(now), 'slow_body'],
@@ -292,8 +282,8 @@ export class ConnectionTable {
   private servedMost(now: number): Connection | undefined {
     let most: { connection: Connection; served: number } | undefined;
     for (const connection of this.connections.values()) {
-      if (connection.answers === 0 || connection.socket.destroyed) continue;
-      const served = decayed(connection, now);
+      if (connection.service.answers === 0 || connection.socket.destroyed) continue;
+      const served = connection.service.servedLately(now);
       if (most === undefined || served > most.served) most = { connection, served };
     }
     return most?.connection;
@@ -330,20 +320,13 @@ export class ConnectionTable {
     const rate = this.limits.maxRequestRate;
     if (rate <= 0) return this.dispatch(connection, handler, request, response);
     const now = this.now();
-    connection.credit = Math.min(rate, connection.credit + ((now - connection.creditAt) * rate) / 1000);
-    connection.creditAt = now;
-    if (connection.credit >= 1) {
-      connection.credit -= 1;
-      return this.dispatch(connection, handler, request, response);
-    }
+    const waitMs = connection.service.takeRequest(now, rate);
+    if (waitMs === 0) return this.dispatch(connection, handler, request, response);
     this.metrics?.requestsDelayed.inc({ listener: this.listener });
     connection.active = { request, response, startedAt: now, bytesReadAtStart: connection.socket.bytesRead, writingSince: undefined, progress: undefined };
-    const waitMs = ((1 - connection.credit) * 1000) / rate;
     const timer = setTimeout(() => {
       connection.socket.off('close', cancel);
       if (connection.socket.destroyed) return;
-      connection.credit = 0;
-      connection.creditAt = this.now();
       this.dispatch(connection, handler, request, response);
     }, waitMs);
     const cancel = () => clearTimeout(timer);
@@ -366,19 +349,12 @@ export class ConnectionTable {
       response.off('close', done);
       if (connection.active?.response !== response) return;
       connection.active = undefined;
-      if (response.writableFinished) this.served(connection);
+      if (response.writableFinished) connection.service.answered(this.now());
       if (!connection.socket.destroyed && !last) connection.waiting.shift()?.();
     };
     response.on('finish', done);
     response.on('close', done);
     handler(request, response);
-  }
-
-  private served(connection: Connection): void {
-    const now = this.now();
-    connection.served = decayed(connection, now) + 1;
-    connection.servedAt = now;
-    connection.answers += 1;
   }
 
   private connectionOf(socket: Socket): Connection | undefined {
