@@ -42,7 +42,7 @@ export const CONNECTION_VALUES = {
   listener: ['web', 'ingest'],
   /**
    * Why a listener closed a connection itself: refused at the connection cap (every connection
-   * mid-request), evicted at the cap to make room (a stalled reader or an idle or half-sent
+   * on its first request), evicted at the cap to make room (a stalled reader or an idle or half-sent
    * connection; a body below the minimum rate; the connection served most), its request limit
    * reached, its request head or whole request too slow, its response not drained in time, too
    * many pipelined requests waiting.
