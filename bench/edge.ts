@@ -16,8 +16,14 @@
  *     connections that never read (also at the series cap), 256 unread /metrics, 20,000
  *     half-sent request heads; meanwhile an honest scrape, /-/ready and an ingest POST every
  *     250 ms, with their worst latency, their failures and the RSS above idle.
+ *  7. fairness: peers that fill a listener with valid work (issue 29): 64 connections repeating
+ *     HEAD /metrics, 64 repeating gzip GET /metrics (reading every answer), 256 sending POST
+ *     bodies at one byte per second, each reopened when the sidecar closes it; meanwhile 200
+ *     honest gzip scrapes (two scrapers, a new connection each) or 200 honest posts on one
+ *     keep-alive connection: how many succeed, p50 and p99, and what the sidecar closed.
  *
  * Run: npm run build && npx tsx bench/edge.ts [--only NAME] [--attack WORD] [--out bench/edge-results.md]
+ * (`--attack WORD` picks the listener or fairness attacks whose name contains WORD)
  * Each section prints its figures; the Markdown summary goes to --out.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -28,12 +34,13 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import bcrypt from 'bcryptjs';
 import { appliedEvents, droppedTotal, scrapeSamples } from '../test/support/accounting.js';
 import { HeldPlugin, totalDropped } from '../test/support/driver.js';
 import { series } from '../test/support/exposition.js';
 import { startSidecarProcess, type SidecarProcess } from '../test/support/process.js';
+import { honestIngest, honestScrapes, repeatScrapers, slowBodies, type Attack as FairnessAttack, type HonestResult } from '../test/support/fairness.js';
 
 const TOKEN = 'bench-token';
 const SECRET = 'bench-secret';
@@ -556,7 +563,58 @@ async function listenerAttacks(): Promise<void> {
   }
 }
 
-const SECTIONS = { 'hooks-flood': hooksFlood, 'scrape-under-body': scrapeUnderBody, 'bcrypt-flood': bcryptFlood, 'heartbeat-keys': heartbeatKeys, overload, listener: listenerAttacks } as const;
+// -------------------------------------------------------------------------------------------
+// 7. Fairness at the connection caps
+
+const HONEST_REQUESTS = 200;
+
+/** The closes of one listener by reason, as the sidecar counts them. */
+async function closesOf(sidecar: SidecarProcess, listener: 'web' | 'ingest'): Promise<string> {
+  const samples = await scrapeSamples(sidecar);
+  const prefix = `hermes_sidecar_connections_closed_total{listener="${listener}"`;
+  const counts = [...samples].filter(([name, value]) => name.startsWith(prefix) && value > 0).map(([name, value]) => `${value} ${/reason="(\w+)"/.exec(name)?.[1] ?? '?'}`);
+  return counts.length === 0 ? 'nothing' : counts.join(', ');
+}
+
+interface FairnessCase {
+  readonly name: string;
+  readonly listener: 'web' | 'ingest';
+  attack(sidecar: SidecarProcess): Promise<FairnessAttack>;
+  honest(sidecar: SidecarProcess): Promise<HonestResult>;
+}
+
+const gzipValid = (body: Buffer) => gunzipSync(body).toString('utf8').includes('hermes_sidecar_build_info');
+
+const FAIRNESS_CASES: FairnessCase[] = [
+  { name: '64 connections each keep a HEAD /metrics outstanding (gzip)', listener: 'web', attack: (sidecar) => repeatScrapers(sidecar.web, { head: 64, get: 0 }), honest: (sidecar) => honestScrapes(sidecar.web, HONEST_REQUESTS, gzipValid) },
+  { name: '64 connections each keep a gzip GET /metrics outstanding, reading every answer', listener: 'web', attack: (sidecar) => repeatScrapers(sidecar.web, { head: 0, get: 64 }), honest: (sidecar) => honestScrapes(sidecar.web, HONEST_REQUESTS, gzipValid) },
+  { name: '256 connections send complete POST heads, then one body byte per second', listener: 'ingest', attack: (sidecar) => slowBodies(sidecar.ingest, 256), honest: (sidecar) => honestIngest(sidecar.ingest, HONEST_REQUESTS) },
+];
+
+async function fairnessAttacks(): Promise<void> {
+  process.stdout.write(`7. fairness at the connection caps (load ${loadavg().map((value) => value.toFixed(2)).join(' ')})\n`);
+  for (const fairness of FAIRNESS_CASES.filter((candidate) => attackFilter === undefined || candidate.name.includes(attackFilter))) {
+    // Default flags, no token: any loopback peer may post, as the issue's attacker with the token.
+    const sidecar = await startSidecarProcess();
+    try {
+      const attack = await fairness.attack(sidecar);
+      const honest = await fairness.honest(sidecar);
+      const made = attack.requests();
+      await attack.stop();
+      const closed = await closesOf(sidecar, fairness.listener);
+      const met = honest.ok >= 0.99 * honest.count && (fairness.listener === 'ingest' || honest.p99 <= 1000);
+      record(
+        `${fairness.name}: honest ${fairness.listener === 'web' ? 'gzip scrapes' : 'keep-alive posts'} answered; p50 / p99`,
+        `${honest.ok} of ${honest.count}; ${ms(honest.p50)} / ${ms(honest.p99)}; attacker requests ${made}; ${fairness.listener} closed: ${closed}`,
+        `≥ 99 %${fairness.listener === 'web' ? ', p99 ≤ 1 s' : ''}: ${met ? 'met' : 'NOT met'}`,
+      );
+    } finally {
+      await sidecar.stop('SIGKILL');
+    }
+  }
+}
+
+const SECTIONS = { 'hooks-flood': hooksFlood, 'scrape-under-body': scrapeUnderBody, 'bcrypt-flood': bcryptFlood, 'heartbeat-keys': heartbeatKeys, overload, listener: listenerAttacks, fairness: fairnessAttacks } as const;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { only: { type: 'string' }, out: { type: 'string' }, attack: { type: 'string' } } });

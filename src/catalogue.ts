@@ -110,6 +110,7 @@ const FEEDS_OUTSIDE_DECLARATIONS = {
   scrapeRenders: { feed: 'sidecar', by: '/metrics' },
   scrapesPaced: { feed: 'sidecar', by: '/metrics' },
   connectionsStalled: { feed: 'sidecar', by: 'web and ingest listeners' },
+  requestsDelayed: { feed: 'sidecar', by: 'web and ingest listeners (per-connection request rate)' },
 } as const satisfies Record<string, FedBy>;
 
 // Every family says what feeds it, once: in its declaration or (for now) in the table above.

@@ -17,6 +17,7 @@ import { closest } from './suggest.js';
 import type { PriceEntry } from './correlate/recorders/pricing.js';
 import { DEFAULT_MAX_TABLE_BYTES } from './correlate/assemble.js';
 import type { ListenerSettings } from './net/listener.js';
+import { LISTENER_OPTIONS, listenerSettings } from './net/options.js';
 import { DEFAULT_BUCKETS, type BucketSets } from './metrics/declare.js';
 import { DEFAULT_BUCKET_FACTOR, DEFAULT_ZERO_THRESHOLD, MAX_NATIVE_BUCKETS, schemaForFactor, type NativeHistogramSettings } from './metrics/native.js';
 import { DEFAULT_MAX_SERIES_BYTES } from './metrics/seriesBudget.js';
@@ -77,12 +78,7 @@ export const OPTIONS = [
   { flag: 'memory.heap-limit-bytes', kind: 'nonNegativeInt', default: 0, help: 'Used V8 heap above which ingest answers 503 + Retry-After until it falls again (0 disables).' },
   { flag: 'log.level', kind: 'logLevel', default: 'info', help: 'Log level: fatal, error, warn, info, debug, trace or silent. At debug, every refused or rejected ingest request is logged with its code, route and counts.' },
   { flag: 'log.format', kind: 'logFormat', default: 'json', help: 'Log line format: json (one JSON object per line) or logfmt (key=value pairs).' },
-  { flag: 'web.max-connections', kind: 'positiveInt', default: 64, help: 'Most connections open on the web listener. At the cap a new connection closes the oldest one with no request in progress (idle, or its request head not complete); only when all are mid-request is it refused. Prometheus needs one per scrape job and replica; each connection may hold one unread answer in the kernel, so the cap also bounds that memory.' },
-  { flag: 'web.headers-timeout', kind: 'seconds', default: 5, help: 'Seconds a request head may take to arrive on the web listener (408 and closed after; a scraper sends its head at once). The whole request may take twice this.' },
-  { flag: 'web.write-timeout', kind: 'seconds', default: 30, help: 'Seconds an answer of the web listener may take to be read by the peer once sending began; past it the connection is dropped. Raise it only for scrapes of many megabytes over slow links.' },
-  { flag: 'ingest.max-connections', kind: 'positiveInt', default: 256, help: 'Most connections open on the ingest listener, with the same eviction at the cap as --web.max-connections. The bridge plugin holds one per Hermes process.' },
-  { flag: 'ingest.headers-timeout', kind: 'seconds', default: 5, help: 'Seconds a request head may take to arrive on the ingest listener (408 and closed after). The whole request may take this plus --ingest.body-timeout.' },
-  { flag: 'ingest.write-timeout', kind: 'seconds', default: 30, help: 'Seconds an answer of the ingest listener may take to be read by the peer once sending began; past it the connection is dropped.' },
+  ...LISTENER_OPTIONS,
   { flag: 'web.min-render-interval', kind: 'seconds', default: 0.1, help: 'Least seconds between the starts of two renders of /metrics; a scrape that arrives sooner waits for the next render and shares it with every scrape waiting (hermes_sidecar_scrapes_paced_total). A render also waits as long as the previous one took, so rendering takes at most half the time however many scrapers come.' },
   { flag: 'config.file', kind: 'file', default: undefined, help: 'YAML file with any option above plus labels: (caps, allow-lists, rewrites), buckets: and prices: (USD per million tokens per provider/model).', inFile: false },
 ] as const satisfies readonly OptionSpec[];
@@ -367,10 +363,7 @@ export function loadConfig(inputs: ConfigInputs): Config {
     prices: file.prices.map((price): PriceEntry => ({ ...price })),
     logLevel: get('log.level'),
     logFormat: get('log.format'),
-    listeners: {
-      web: { maxConnections: get('web.max-connections'), headersTimeoutSeconds: get('web.headers-timeout'), writeTimeoutSeconds: get('web.write-timeout') },
-      ingest: { maxConnections: get('ingest.max-connections'), headersTimeoutSeconds: get('ingest.headers-timeout'), writeTimeoutSeconds: get('ingest.write-timeout') },
-    },
+    listeners: listenerSettings(get),
   });
 }
 

@@ -121,7 +121,6 @@ const WITHOUT_OWN_TEST = [
   'src/metrics/series.ts',
   'src/metrics/seriesIndex.ts',
   'src/metrics/seriesTable.ts',
-  'src/exposition/write.ts',
   'src/web/bcryptWorker.ts',
   // Type declarations and value tables, checked through their users.
   'src/contract/eventData.ts',

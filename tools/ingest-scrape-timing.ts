@@ -1,17 +1,16 @@
 /**
  * A quick local measurement of what scraping costs ingest: an in-process sidecar at N live
  * series (default 20,000) applies NDJSON batches as fast as it can for a few seconds, once
- * without scrapes and once with a scrape every second (rendered and gzipped into a sink that
- * discards the bytes, as /metrics would send them), alternating, medians of several rounds:
+ * without scrapes and once with a scrape every second (rendered and gzipped as /metrics gzips
+ * them, the bytes then dropped), alternating, medians of several rounds:
  * `npx tsx tools/ingest-scrape-timing.ts [series] [rounds] [seconds]`. The benchmark proper
  * (bench/, over HTTP) is the reference.
  */
 import { loadavg } from 'node:os';
-import { Writable } from 'node:stream';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { applyNdjson, buildSidecar, seedSeries } from '../bench/inprocess.js';
 import { ndjson, seriesLines, trafficBodies, writeCapsConfig } from '../bench/lib.js';
-import { writeGzipped } from '../src/exposition/write.js';
+import { gzipParts } from '../src/web/gzip.js';
 
 const target = Number(process.argv[2] ?? 20_000);
 const rounds = Number(process.argv[3] ?? 3);
@@ -31,17 +30,15 @@ const bodies =
       })
     : trafficBodies(64, 500, 7).map((body) => Buffer.from(body.body));
 
-const discard = () =>
-  new Writable({
-    write: (_chunk, _encoding, done) => done(),
-  });
+/** The compressions' scratch, reused as /metrics reuses it. */
+const scratch = Buffer.allocUnsafeSlow(1024 * 1024);
 
 const phases: string[] = [];
 async function scrapeOnce(): Promise<number> {
   const started = performance.now();
   const parts = await sidecar.exposition.render('openmetrics');
   const rendered = performance.now();
-  await writeGzipped(parts, discard());
+  await gzipParts(parts, scratch);
   phases.push(`render ${(rendered - started).toFixed(0)} ms, write ${(performance.now() - rendered).toFixed(0)} ms`);
   return performance.now() - started;
 }

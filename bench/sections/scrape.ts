@@ -21,7 +21,7 @@ import {
 } from '../lib.js';
 import type { Equivalence } from '../equivalence.js';
 import { assertEquivalent, describeEquivalence } from '../equivalence.js';
-import { DEFAULT_MIN_RENDER_INTERVAL_MS } from '../../src/web/scrape.js';
+import { DEFAULT_MIN_RENDER_INTERVAL_MS } from '../../src/web/renders.js';
 import { describeProfile } from './profile.js';
 import { Controller } from './scrapeChild.js';
 

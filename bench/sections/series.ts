@@ -121,7 +121,7 @@ export async function seriesSection(options: RunOptions): Promise<SectionResult>
   );
   const nativeExtra = memory.withNative.bytesPerSeries - memory.classic.bytesPerSeries;
   // Renders unpaced, so back-to-back scrapes time the render rather than the pacing slot.
-  const sidecar = await startSidecarBinary(['--web.min-render-interval=0.001']);
+  const sidecar = await startSidecarBinary(['--web.min-render-interval=0.001', '--web.max-connection-request-rate=0']);
   try {
     const idleText = (await fetchBody(sidecar.web, TEXT_ACCEPT)).body.toString('utf8');
     const idleRss = sumSamples(idleText, 'process_resident_memory_bytes');

@@ -258,7 +258,7 @@ const ingest = (q: Promql): RowSpec => ({
     timeseries({
       title: 'Listener connections',
       description:
-        'Open connections per listener against their cap (--web.max-connections, --ingest.max-connections), and the connections the sidecar closed itself, by listener and reason: refused or evicted at the cap, a request head or request too slow, an answer not read in time, too many pipelined requests; and scrape answers dropped because too many bytes sat unread. A steady rate of closes means a peer that holds connections or does not read. Stalled: connections whose peer has stopped reading its answer (the first evicted at the cap). Renders against paced scrapes: scrapes that waited for a later render (--web.min-render-interval); many paced scrapes per render means a crowd of scrapers.',
+        'Open connections per listener against their cap (--web.max-connections, --ingest.max-connections), and the connections the sidecar closed itself, by listener and reason: refused or evicted at the cap (a stalled reader, an idle or half-sent connection, a body below --ingest.min-body-rate, the connection served most lately), its request limit reached, a request head or request too slow, an answer not read in time, too many pipelined requests; and scrape answers dropped because too many bytes sat unread. A steady rate of closes means a peer that holds connections or does not read. Stalled: connections whose peer has stopped reading its answer (the first evicted at the cap). Delayed: requests held back because one connection made them faster than --web.max-connection-request-rate. Renders against paced scrapes: scrapes that waited for a later render (--web.min-render-interval); many paced scrapes per render means a crowd of scrapers.',
       unit: 'short',
       min: 0,
       width: 24,
@@ -268,6 +268,7 @@ const ingest = (q: Promql): RowSpec => ({
         { expr: sumBy(['listener', 'reason'], q.rateOf('hermes_sidecar_connections_closed_total')), legend: '{{listener}} closed {{reason}} /s' },
         { expr: sumBy([], q.rateOf('hermes_sidecar_scrape_answers_dropped_total')), legend: 'scrape answers dropped /s' },
         { expr: sumBy(['listener'], q.selected('hermes_sidecar_connections_stalled')), legend: '{{listener}} stalled' },
+        { expr: sumBy(['listener'], q.rateOf('hermes_sidecar_requests_delayed_total')), legend: '{{listener}} requests delayed /s' },
         { expr: sumBy([], q.rateOf('hermes_sidecar_scrape_renders_total')), legend: 'scrape renders /s' },
         { expr: sumBy([], q.rateOf('hermes_sidecar_scrapes_paced_total')), legend: 'scrapes paced /s' },
       ],

@@ -11,8 +11,9 @@
  *    scrapes less often and simply reconnects).
  *  - connectionsCheckingInterval: how often Node checks those two timeouts; its 30 s default
  *    would let an expired head live up to 30 s longer.
- *  - maxHeaderSize stays Node's 16 KiB (431 above), maxRequestsPerSocket stays unlimited: one
- *    request at a time is the bound that matters.
+ *  - maxHeaderSize stays Node's 16 KiB (431 above), maxRequestsPerSocket stays unlimited: the
+ *    table bounds requests per connection itself (answering the last with `Connection: close`,
+ *    where Node would answer the next with 503) and counts it.
  */
 import http from 'node:http';
 import type https from 'node:https';
@@ -33,11 +34,16 @@ export interface ListenerLimits extends ConnectionLimits {
   readonly keepAliveTimeoutMs: number;
 }
 
-/** The settings of one listener, as the flags give them. */
+/** The settings of one listener, as the flags give them (src/net/options.ts). */
 export interface ListenerSettings {
   readonly maxConnections: number;
   readonly headersTimeoutSeconds: number;
   readonly writeTimeoutSeconds: number;
+  readonly maxRequestsPerConnection: number;
+  /** Requests per second one connection may make (0: unlimited). */
+  readonly maxRequestRate: number;
+  /** Bytes per second below which a request body makes its connection evictable at the cap (0: never). */
+  readonly minBodyBytesPerSecond: number;
 }
 
 export interface ListenerOptions {
@@ -51,12 +57,17 @@ export interface ListenerOptions {
 /** Pipelined requests one connection may have waiting behind the one being answered. */
 const MAX_WAITING_REQUESTS = 8;
 const KEEP_ALIVE_TIMEOUT_MS = 5000;
+/** The least body rate, by default: a slow mobile link sends a hundred times this. */
+export const DEFAULT_MIN_BODY_BYTES_PER_SECOND = 1024;
 
-/** Bounds for a server made without settings (tests, embedding); the flags' defaults in src/config.ts. */
+/** Bounds for a server made without settings (tests, embedding); the flags' defaults in src/net/options.ts. */
 export const DEFAULT_LIMITS: ListenerLimits = {
   maxConnections: 64,
   maxWaitingRequests: MAX_WAITING_REQUESTS,
   writeTimeoutMs: 30_000,
+  minBodyBytesPerSecond: DEFAULT_MIN_BODY_BYTES_PER_SECOND,
+  maxRequestsPerConnection: 100,
+  maxRequestRate: 10,
   headersTimeoutMs: 5000,
   requestTimeoutMs: 10_000,
   keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS,
@@ -72,6 +83,9 @@ export function limitsFrom(settings: ListenerSettings, bodyAllowanceMs: number):
     maxConnections: settings.maxConnections,
     maxWaitingRequests: MAX_WAITING_REQUESTS,
     writeTimeoutMs: settings.writeTimeoutSeconds * 1000,
+    minBodyBytesPerSecond: settings.minBodyBytesPerSecond,
+    maxRequestsPerConnection: settings.maxRequestsPerConnection,
+    maxRequestRate: settings.maxRequestRate,
     headersTimeoutMs,
     requestTimeoutMs: headersTimeoutMs + bodyAllowanceMs,
     keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS,

@@ -6,13 +6,16 @@
  * src/exposition/negotiate.ts). If a collector or the render fails, the failure is counted and
  * the answer is 500, never a 200 with stale or partial text, so Prometheus marks the target down
  * (`up == 0`). The whole text is rendered before the first byte is sent; renders are paced and
- * every scrape waiting for one shares it (scrape.ts).
+ * every scrape waiting for one shares it (renders.ts). HEAD is answered with the negotiated
+ * headers alone, never rendered.
  */
 import express, { type Express, type Response } from 'express';
 import type { Exposition } from '../exposition/exposition.js';
 import { acceptsGzip, CONTENT_TYPES, negotiateFormat } from '../exposition/negotiate.js';
 import { familiesFor, type Families, type MetricsRegistry } from '../metrics/registry.js';
-import { DEFAULT_MAX_HELD_BYTES, HeldBodies, RenderFailure, SharedRenders, type RenderedBody, type RenderPacing } from './scrape.js';
+import { DEFAULT_MAX_HELD_BYTES, HeldBodies } from './heldBodies.js';
+import type { RenderedBody } from './parts.js';
+import { RenderFailure, SharedRenders, type RenderPacing } from './renders.js';
 import { counter, type Declarations } from '../metrics/declare.js';
 
 /** The closed value sets of this module's labels. */
@@ -44,7 +47,7 @@ export interface WebAppOptions {
   readonly onScrapeError: (stage: 'collect' | 'render', error: unknown) => void;
   /** Most bytes of answers sent and not yet read by their peers (DEFAULT_MAX_HELD_BYTES). */
   readonly maxHeldBytes?: number;
-  /** When renders may start (scrape.ts; DEFAULT_MIN_RENDER_INTERVAL_MS apart by default). */
+  /** When renders may start (renders.ts; DEFAULT_MIN_RENDER_INTERVAL_MS apart by default). */
   readonly pacing?: RenderPacing;
 }
 
@@ -113,6 +116,14 @@ export function createWebApp(options: WebAppOptions): Express {
 
   const held = new HeldBodies(options.maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES, (count) => metrics.scrapeAnswersDropped.inc({}, count));
 
+  // HEAD gets the headers a scrape would, without a render: a peer repeating it costs nothing.
+  // Content-Length is left out (HEAD may omit it); knowing it would take the render HEAD spares.
+  app.head(options.telemetryPath, (request, response) => {
+    const format = negotiateFormat(request.get('accept'));
+    response.status(200).set({ 'Content-Type': CONTENT_TYPES[format], Vary: 'Accept, Accept-Encoding' });
+    if (acceptsGzip(request.get('accept-encoding'))) response.set('Content-Encoding', 'gzip');
+    response.end();
+  });
   app.get(options.telemetryPath, async (request, response) => {
     const format = negotiateFormat(request.get('accept'));
     const gzip = acceptsGzip(request.get('accept-encoding'));

@@ -33,6 +33,7 @@ interface Harness {
   open(): Promise<number>;
   limit(): Promise<number>;
   stalled(): Promise<number>;
+  delayed(): Promise<number>;
 }
 
 /**
@@ -63,6 +64,7 @@ async function start(limits: Partial<ListenerLimits>, bigBytes = 32 * 1024 * 102
     open: async () => (await samples()).get(series('hermes_sidecar_connections_open', { listener: 'web' })) ?? Number.NaN,
     limit: async () => (await samples()).get(series('hermes_sidecar_connections_limit', { listener: 'web' })) ?? Number.NaN,
     stalled: async () => (await samples()).get(series('hermes_sidecar_connections_stalled', { listener: 'web' })) ?? Number.NaN,
+    delayed: async () => (await samples()).get(series('hermes_sidecar_requests_delayed_total', { listener: 'web' })) ?? Number.NaN,
   };
 }
 
@@ -229,6 +231,72 @@ describe('connection cap', () => {
     const served = answers.filter((answer) => answer.status === 'fulfilled').length;
     expect(served).toBeGreaterThanOrEqual(2);
     expect(served + (await harness.closed('limit'))).toBe(3);
+  });
+
+  it('at the cap, closes by fairness the connection served most lately, never one waiting for its first answer (issue 29 defect 1)', async () => {
+    // No rate limit here: the repeats are answered at once, in order.
+    const harness = await start({ maxConnections: 2, maxRequestRate: 0 });
+    // A peer that repeats requests on one keep-alive: answered three times, then a fourth held.
+    const repeater = await raw(harness.port, request('/a') + request('/b') + request('/c') + request('/hold'));
+    const newcomer = await raw(harness.port, request('/hold'));
+    await waitFor(() => expect(harness.handled).toEqual(['/a', '/b', '/c', '/hold', '/hold']));
+    expect(await get(harness.port)).toEqual({ status: 200, body: 'ok\n' });
+    expect(await harness.closed('fairness')).toBe(1);
+    expect(await harness.closed('limit')).toBe(0);
+    expect(await repeater.closedByServer()).toBe(true);
+    expect(await newcomer.closedByServer(100)).toBe(false);
+  });
+
+  it('at the cap, closes the connection whose body arrives below the minimum rate, counted as slow_body (issue 29 defect 2)', async () => {
+    const harness = await start({ maxConnections: 2, minBodyBytesPerSecond: 1024 });
+    const slow = await raw(harness.port, 'POST /hold HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\nab');
+    const waiting = await raw(harness.port, request('/hold'));
+    await waitFor(() => expect(harness.handled).toEqual(['/hold', '/hold']));
+    // Within its first 50 ms a body is not judged; past them, 2 bytes are far below 1 KiB/s.
+    await waitFor(async () => expect(await get(harness.port)).toEqual({ status: 200, body: 'ok\n' }));
+    expect(await harness.closed('slow_body')).toBe(1);
+    expect(await slow.closedByServer()).toBe(true);
+    expect(await waiting.closedByServer(100)).toBe(false);
+  });
+
+  it('does not judge bodies when the minimum rate is 0: the newcomer is refused instead', async () => {
+    const harness = await start({ maxConnections: 2, minBodyBytesPerSecond: 0 });
+    const slow = await raw(harness.port, 'POST /hold HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\nab');
+    await raw(harness.port, request('/hold'));
+    await waitFor(() => expect(harness.handled).toEqual(['/hold', '/hold']));
+    await expect(get(harness.port)).rejects.toThrow();
+    expect([await harness.closed('slow_body'), await harness.closed('limit')]).toEqual([0, 1]);
+    expect(await slow.closedByServer(100)).toBe(false);
+  });
+
+  it('answers the last request a connection may make with Connection: close, counted as request_limit', async () => {
+    const harness = await start({ maxRequestsPerConnection: 3 });
+    let answers = '';
+    const socket = net.connect({ host: '127.0.0.1', port: harness.port });
+    sockets.push(socket);
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (answers += chunk));
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.write(request('/a') + request('/b') + request('/c') + request('/d'));
+    await closed;
+    expect(answers.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(3);
+    expect(answers.match(/Connection: close/gi)).toHaveLength(1);
+    expect(harness.handled).toEqual(['/a', '/b', '/c']);
+    expect(await harness.closed('request_limit')).toBe(1);
+  });
+
+  it('holds back requests one connection makes faster than its rate, counted, and answers them in turn', async () => {
+    const harness = await start({ maxRequestRate: 2 });
+    let answers = '';
+    const socket = net.connect({ host: '127.0.0.1', port: harness.port });
+    sockets.push(socket);
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (answers += chunk));
+    socket.write(request('/a') + request('/b') + request('/c'));
+    // One request at once on a new connection; each of the next two waits for half a second of credit.
+    await waitFor(() => expect(answers.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(3));
+    expect(harness.handled).toEqual(['/a', '/b', '/c']);
+    expect(await harness.delayed()).toBe(2);
   });
 
   it('keeps the open-connections gauge and the cap gauge', async () => {

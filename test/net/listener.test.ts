@@ -11,10 +11,13 @@ import { webListenerLimits } from '../../src/app.js';
 
 describe('limitsFrom', () => {
   it('turns a listener settings into limits, giving a body its allowance after the head', () => {
-    expect(limitsFrom({ maxConnections: 10, headersTimeoutSeconds: 2, writeTimeoutSeconds: 7 }, 11_000)).toEqual({
+    expect(limitsFrom({ maxConnections: 10, headersTimeoutSeconds: 2, writeTimeoutSeconds: 7, maxRequestsPerConnection: 3, maxRequestRate: 4, minBodyBytesPerSecond: 512 }, 11_000)).toEqual({
       maxConnections: 10,
       maxWaitingRequests: 8,
       writeTimeoutMs: 7000,
+      minBodyBytesPerSecond: 512,
+      maxRequestsPerConnection: 3,
+      maxRequestRate: 4,
       headersTimeoutMs: 2000,
       requestTimeoutMs: 13_000,
       keepAliveTimeoutMs: 5000,

@@ -53,3 +53,25 @@ describe('/metrics failures', () => {
     expect(errors).toEqual(['render']);
   });
 });
+
+describe('HEAD /metrics', () => {
+  it('answers with the negotiated headers alone, without collecting or rendering (issue 29 defect 1)', async () => {
+    let collected = 0;
+    let rendered = 0;
+    const { app } = webWith({ failCollect: () => ((collected += 1), false), failRender: () => ((rendered += 1), false) });
+    const answer = await request(app)
+      .head('/metrics')
+      .set('Accept', 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5')
+      .set('Accept-Encoding', 'gzip');
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-type']).toBe('application/openmetrics-text; version=1.0.0; charset=utf-8');
+    expect(answer.headers['content-encoding']).toBe('gzip');
+    expect(answer.headers.vary).toBe('Accept, Accept-Encoding');
+    expect(answer.headers['content-length']).toBeUndefined();
+    expect([collected, rendered]).toEqual([0, 0]);
+    // A GET still renders, and the render counter shows the HEAD made none.
+    const samples = parseSamples((await request(app).get('/metrics').expect(200)).text);
+    expect([collected, rendered]).toEqual([1, 1]);
+    expect(samples.get('hermes_sidecar_scrape_renders_total')).toBe(1);
+  });
+});

@@ -1,9 +1,10 @@
 /**
- * Paced, shared scrapes (src/web/scrape.ts): scrapes that wait for a render share its bytes, the
+ * Paced, shared renders (src/web/renders.ts): scrapes that wait for a render share its bytes, the
  * very same Buffers, plain and gzipped; a scrape never gets a render that started before it
  * arrived; renders start at most once per slot, so a crowd of scrapers that arrive one after
  * another (as the event loop accepts them, one per turn) costs one render per slot; over real
- * HTTP, a crowd of scrapers that never read costs one render and /-/ready answers meanwhile.
+ * HTTP, a crowd of scrapers that never read costs one render and /-/ready answers meanwhile, and
+ * their unread answers stay within the held-bytes bound.
  */
 import http from 'node:http';
 import net from 'node:net';
@@ -14,9 +15,8 @@ import type { Exposition } from '../../src/exposition/exposition.js';
 import { createMetricsRegistry } from '../../src/catalogue.js';
 import { DEFAULT_BUCKETS } from '../../src/metrics/declare.js';
 import { createWebApp } from '../../src/web/app.js';
-import { gzipParts, HeldBodies, packParts, RenderFailure, ScratchBuffers, SharedRenders, type RenderedBody } from '../../src/web/scrape.js';
-import { EventEmitter } from 'node:events';
-import type { ServerResponse } from 'node:http';
+import type { RenderedBody } from '../../src/web/parts.js';
+import { RenderFailure, SharedRenders } from '../../src/web/renders.js';
 import { createExposition, renderText } from '../../src/exposition/exposition.js';
 import { parseSamples } from '../support/exposition.js';
 
@@ -213,52 +213,6 @@ describe('SharedRenders', () => {
   });
 });
 
-/** A response that records whether it was destroyed, and finishes on demand. */
-function fakeResponse() {
-  const response = Object.assign(new EventEmitter(), { destroyed: false, destroy: () => ((response.destroyed = true), response.emit('close')) });
-  return response as typeof response & ServerResponse;
-}
-
-describe('HeldBodies', () => {
-  const body = (bytes: number) => ({ chunks: [Buffer.alloc(bytes)], bytes });
-
-  it('counts a shared body once, and releases it when its last response is done', () => {
-    const held = new HeldBodies(100, () => undefined);
-    const shared = body(60);
-    const [a, b] = [fakeResponse(), fakeResponse()];
-    held.hold(shared, a);
-    held.hold(shared, b);
-    expect(held.heldBytes).toBe(60);
-    a.emit('finish');
-    expect(held.heldBytes).toBe(60);
-    b.emit('finish');
-    expect(held.heldBytes).toBe(0);
-  });
-
-  it('drops the answers holding the oldest body when a new one would pass the bound, and counts them', () => {
-    const dropped: number[] = [];
-    const held = new HeldBodies(100, (count) => dropped.push(count));
-    const oldest = [fakeResponse(), fakeResponse()];
-    for (const response of oldest) held.hold(body(60), response);
-    // Two distinct bodies of 60: the first one's holder made room for the second.
-    expect(dropped).toEqual([1]);
-    expect(oldest.map((response) => response.destroyed)).toEqual([true, false]);
-    expect(held.heldBytes).toBe(60);
-    const reader = fakeResponse();
-    held.hold(body(30), reader);
-    expect(held.heldBytes).toBe(90);
-    expect(reader.destroyed).toBe(false);
-  });
-
-  it('always allows one body, however large', () => {
-    const held = new HeldBodies(10, () => undefined);
-    const response = fakeResponse();
-    held.hold(body(50), response);
-    expect(response.destroyed).toBe(false);
-    expect(held.heldBytes).toBe(50);
-  });
-});
-
 describe('/metrics under scrapers that never read', () => {
   const servers: http.Server[] = [];
   const sockets: net.Socket[] = [];
@@ -374,78 +328,5 @@ describe('/metrics under scrapers that never read', () => {
     }
     // 4 × 24 MiB against 64 MiB: the first two unread answers made room for the last two.
     await vi.waitFor(async () => expect(await dropped()).toBe(2), { timeout: 10_000, interval: 20 });
-  });
-});
-
-describe('packParts', () => {
-  /** Every span packParts yields, copied as it comes (the next may reuse its Buffer), as text; and the sizes asked for. */
-  function packed(parts: readonly (string | Uint8Array)[], bufferFor: (bytes: number) => Buffer) {
-    const asked: number[] = [];
-    const spans = [...packParts(parts, (bytes) => (asked.push(bytes), bufferFor(bytes)))].map((span) => Buffer.from(span).toString('utf8'));
-    return { spans, asked };
-  }
-  const fresh = (size: number) => (bytes: number) => Buffer.alloc(Math.max(size, bytes));
-
-  it('yields nothing and asks for no Buffer for no parts', () => {
-    expect(packed([], fresh(8))).toEqual({ spans: [], asked: [] });
-  });
-
-  it('starts a new Buffer for the part that would cross the boundary, keeping each part whole', () => {
-    expect(packed(['abc', 'def', 'gh', 'ij'], fresh(8))).toEqual({ spans: ['abcdefgh', 'ij'], asked: [3, 2] });
-    expect(packed(['abcde', 'fghi'], fresh(8))).toEqual({ spans: ['abcde', 'fghi'], asked: [5, 4] });
-  });
-
-  it('never splits a multi-byte character: one that would end past the boundary moves whole to the next Buffer', () => {
-    // 'é' is 2 bytes and '€' 3 in UTF-8: 6 + 2 fills 8 exactly, 7 + 2 does not fit.
-    expect(packed(['abcdef', 'é', '€'], fresh(8))).toEqual({ spans: ['abcdefé', '€'], asked: [6, 3] });
-    expect(packed(['abcdefg', 'é'], fresh(8))).toEqual({ spans: ['abcdefg', 'é'], asked: [7, 2] });
-  });
-
-  it('copies byte parts in as they are, beside strings', () => {
-    const { spans } = packed(['a=', Uint8Array.from([0xe2, 0x82, 0xac]), '\n', Buffer.from('bcdefgh')], fresh(8));
-    expect(spans).toEqual(['a=€\n', 'bcdefgh']);
-  });
-
-  it('gives a part larger than a Buffer a Buffer of its own size', () => {
-    expect(packed(['ab', 'x'.repeat(20), 'cd'], fresh(8))).toEqual({ spans: ['ab', 'x'.repeat(20), 'cd'], asked: [2, 20, 2] });
-  });
-
-  it('encodes the next span only once the last one was taken, so one scratch Buffer serves every span', () => {
-    const scratch = Buffer.alloc(4);
-    const spans = packParts(['ab', 'cd', 'ef'], () => scratch);
-    const first = spans.next().value;
-    expect(first?.toString()).toBe('abcd');
-    // The generator waits at the first span: 'ef' is not encoded over it yet.
-    expect(scratch.toString()).toBe('abcd');
-    const second = spans.next().value;
-    expect(second?.toString()).toBe('ef');
-    expect(second?.buffer).toBe(scratch.buffer);
-    expect(scratch.toString()).toBe('efcd');
-    expect(spans.next()).toEqual({ done: true, value: undefined });
-  });
-});
-
-describe('gzipParts', () => {
-  it('compresses strings and bytes through a scratch smaller than the whole, byte for byte', async () => {
-    const parts: (string | Uint8Array)[] = [];
-    for (let index = 0; index < 200; index += 1) parts.push(`series_${index} ${index}\n`, Buffer.from(`bytes ${index} é\n`, 'utf8'));
-    // Larger than the scratch on its own, and a multi-byte character across a run boundary.
-    parts.push('x'.repeat(300), '€'.repeat(40));
-    const expected = Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part, 'utf8') : part)));
-    const body = await gzipParts(parts, Buffer.alloc(64));
-    expect(body.bytes).toBe(body.chunks.reduce((total, chunk) => total + chunk.length, 0));
-    expect(gunzipSync(Buffer.concat(body.chunks)).equals(expected)).toBe(true);
-  });
-
-  it('gives each of two concurrent compressions its own scratch, and keeps at most two', async () => {
-    const scratch = new ScratchBuffers(32, 2);
-    const [first, second, third] = [scratch.take(), scratch.take(), scratch.take()];
-    expect(new Set([first, second, third]).size).toBe(3);
-    const texts = ['a'.repeat(1000), 'b'.repeat(1000)];
-    const bodies = await Promise.all(texts.map((text, index) => gzipParts([text.slice(0, 500), text.slice(500)], index === 0 ? first : second)));
-    expect(bodies.map((body) => gunzipSync(Buffer.concat(body.chunks)).toString())).toEqual(texts);
-    for (const buffer of [first, second, third]) scratch.give(buffer);
-    expect([scratch.take(), scratch.take()]).toEqual([second, first]);
-    expect(scratch.take()).not.toBe(third);
   });
 });

@@ -1,7 +1,7 @@
 /**
- * Paced, shared scrapes. A scrape waits for the next render of its format and shares it: every
- * scrape that arrives before a render starts gets that render's bytes, and every gzipped scrape
- * among them the same compressed bytes. The bytes are Buffers shared by every response that sends
+ * Paced, shared renders of /metrics. A scrape waits for the next render of its format and shares
+ * it: every scrape that arrives before a render starts gets that render's bytes, and every
+ * gzipped scrape among them the same compressed bytes. The bytes are Buffers shared by every response that sends
  * them (a socket holds a reference, never a copy), so a hundred scrapers that wait together, or
  * never read, cost one render and one exposition's memory rather than a hundred.
  *
@@ -17,24 +17,14 @@
  * A render collects the scrape-time gauges first; when a collector or the render fails, every
  * scrape that shared it fails (500), and the failure is counted once.
  */
-import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { createGzip } from 'node:zlib';
 import type { Exposition } from '../exposition/exposition.js';
 import type { ExpositionFormat } from '../exposition/exposition.js';
-import { GZIP_LEVEL } from '../exposition/write.js';
-
-/** Parts are written into Buffers of this size: few allocations, no one giant Buffer. */
-const CHUNK_BYTES = 1024 * 1024;
+import { gzipParts, ScratchBuffers } from './gzip.js';
+import { toChunks, type RenderedBody } from './parts.js';
 
 /** Least time between the starts of two renders, by default (`--web.min-render-interval`). */
 export const DEFAULT_MIN_RENDER_INTERVAL_MS = 100;
-
-export interface RenderedBody {
-  /** Whose concatenation is the whole answer body. */
-  readonly chunks: readonly Buffer[];
-  readonly bytes: number;
-}
 
 /** A shared render failed; it was reported (once) through the options' callbacks. */
 export class RenderFailure extends Error {
@@ -63,95 +53,6 @@ export interface SharedRendersOptions {
   readonly rendered?: () => void;
   /** Called once per scrape that waits for a later render slot because a render ran too recently. */
   readonly paced?: () => void;
-}
-
-const byteLengthOf = (part: string | Uint8Array): number => (typeof part === 'string' ? Buffer.byteLength(part, 'utf8') : part.length);
-
-/**
- * Encodes parts (strings as UTF-8, bytes as they are) into Buffers, each part whole in one of
- * them, and yields each Buffer's filled span once the next part does not fit in it, the last at
- * the end. `bufferFor(bytes)` gives the Buffer to fill next, at least `bytes` long (the part that
- * did not fit). Each yielded span is encoded only after the consumer asked for the next one, so
- * a consumer that is done with a span before it asks again may be given the same Buffer each
- * time. No string of the joined text is ever made: strings that large live in V8's large-object
- * space until a full collection, and a crowd of scrapes rendering every slot would pile them up.
- */
-export function* packParts(parts: readonly (string | Uint8Array)[], bufferFor: (bytes: number) => Buffer): Generator<Buffer, void, undefined> {
-  let buffer: Buffer | undefined;
-  let used = 0;
-  for (const part of parts) {
-    const bytes = byteLengthOf(part);
-    if (buffer === undefined || used + bytes > buffer.length) {
-      if (buffer !== undefined && used > 0) yield buffer.subarray(0, used);
-      buffer = bufferFor(bytes);
-      used = 0;
-    }
-    if (typeof part === 'string') used += buffer.write(part, used, 'utf8');
-    else {
-      buffer.set(part, used);
-      used += bytes;
-    }
-  }
-  if (buffer !== undefined && used > 0) yield buffer.subarray(0, used);
-}
-
-/** The parts in Buffers of their own (CHUNK_BYTES each, or one part's size when it is larger): few allocations, no one giant Buffer. */
-function toChunks(parts: readonly (string | Uint8Array)[]): RenderedBody {
-  const chunks = [...packParts(parts, (bytes) => Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes)))];
-  return { chunks, bytes: chunks.reduce((total, each) => total + each.length, 0) };
-}
-
-/** Compressed output comes in chunks of this size (zlib's default is 16 KiB: four times the chunks to send). */
-const GZIP_OUTPUT_CHUNK_BYTES = 64 * 1024;
-
-/**
- * Buffers a compression encodes text into before zlib reads it, reused from one scrape to the
- * next. A fresh Buffer per chunk is memory outside V8's heap that stays resident until a garbage
- * collection, which an idle sidecar may not run for many scrapes: a whole exposition of it per
- * scrape. Concurrent compressions each take their own; at most `keep` are kept between scrapes.
- */
-export class ScratchBuffers {
-  private readonly free: Buffer[] = [];
-
-  constructor(
-    private readonly bytes = CHUNK_BYTES,
-    private readonly keep = 2,
-  ) {}
-
-  take(): Buffer {
-    return this.free.pop() ?? Buffer.allocUnsafeSlow(this.bytes);
-  }
-
-  give(buffer: Buffer): void {
-    if (this.free.length < this.keep) this.free.push(buffer);
-  }
-}
-
-/**
- * Gzips parts (strings or bytes) through one zlib stream, each run of parts encoded into
- * `scratch` (packParts) and written once zlib has consumed the previous run (its write callback),
- * so the scratch is never overwritten while zlib still reads it. A part larger than the scratch is
- * encoded into a Buffer of its own size and written alone.
- */
-export async function gzipParts(parts: readonly (string | Uint8Array)[], scratch: Buffer): Promise<RenderedBody> {
-  const zip = createGzip({ level: GZIP_LEVEL, chunkSize: GZIP_OUTPUT_CHUNK_BYTES });
-  const output: Buffer[] = [];
-  let bytes = 0;
-  zip.on('data', (chunk: Buffer) => {
-    output.push(chunk);
-    bytes += chunk.length;
-  });
-  const ended = new Promise<void>((resolve, reject) => {
-    zip.once('end', resolve);
-    zip.once('error', reject);
-  });
-  const consumed = (data: Uint8Array) =>
-    new Promise<void>((resolve, reject) => zip.write(data, (error) => (error ? reject(error) : resolve())));
-  const runs = packParts(parts, (bytes) => (bytes > scratch.length ? Buffer.allocUnsafe(bytes) : scratch));
-  for (const run of runs) await consumed(run);
-  zip.end();
-  await ended;
-  return { chunks: output, bytes };
 }
 
 interface Pending<T> {
@@ -300,66 +201,3 @@ export class SharedRenders {
   }
 }
 
-/** Bytes of answers sent but not yet read that the web listener holds, by default. */
-export const DEFAULT_MAX_HELD_BYTES = 32 * 1024 * 1024;
-
-/**
- * The bytes of answers handed to sockets whose peers have not read them yet, bounded.
- *
- * Shared renders make scrapers that arrive together cost one exposition, but scrapers that
- * arrive one after another and never read each hold a render of their own until the write
- * timeout. Past the bound, the answers holding the oldest render are dropped: their peers have
- * not read what was rendered before everyone else's, so they are the ones stalling. One render is
- * always allowed, however large.
- */
-export class HeldBodies {
-  /** Body → the responses still sending it; insertion order is render order. */
-  private readonly holders = new Map<RenderedBody, Set<ServerResponse>>();
-  private held = 0;
-
-  constructor(
-    private readonly maxBytes: number,
-    private readonly dropped: (count: number) => void,
-  ) {}
-
-  get heldBytes(): number {
-    return this.held;
-  }
-
-  /** Records that `response` is about to send `body`, dropping the oldest unread answers first if needed. */
-  hold(body: RenderedBody, response: ServerResponse): void {
-    let holders = this.holders.get(body);
-    if (holders === undefined) {
-      this.makeRoom(body.bytes);
-      holders = new Set();
-      this.holders.set(body, holders);
-      this.held += body.bytes;
-    }
-    holders.add(response);
-    const release = () => {
-      response.off('finish', release);
-      response.off('close', release);
-      this.release(body, response);
-    };
-    response.on('finish', release);
-    response.on('close', release);
-  }
-
-  private release(body: RenderedBody, response: ServerResponse): void {
-    const holders = this.holders.get(body);
-    if (holders === undefined || !holders.delete(response) || holders.size > 0) return;
-    this.holders.delete(body);
-    this.held -= body.bytes;
-  }
-
-  private makeRoom(bytes: number): void {
-    for (const [body, holders] of this.holders) {
-      if (this.held + bytes <= this.maxBytes) return;
-      const stalled = [...holders];
-      this.holders.delete(body);
-      this.held -= body.bytes;
-      for (const response of stalled) response.destroy();
-      this.dropped(stalled.length);
-    }
-  }
-}
