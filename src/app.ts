@@ -20,6 +20,7 @@ import { INGESTOR_FAMILIES, Ingestor } from './ingest/ingestor.js';
 import { BODY_FAMILIES, InflightBudget } from './ingest/body.js';
 import { MEMORY_FAMILIES, MemoryGuard, processMemory, runtimeGc, type MemoryProbe } from './ingest/memory.js';
 import { IngestQueue } from './ingest/queue.js';
+import { earlyExpiry } from './metrics/earlyExpiry.js';
 import { eventLoopSlicer, runInSlices, type Slicer } from './slices.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Logger } from './log.js';
@@ -121,6 +122,10 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     rssLimitBytes: config.memory.rssLimitBytes,
     heapLimitBytes: config.memory.heapLimitBytes,
     collectGarbage: 'collectGarbage' in deps ? deps.collectGarbage : runtimeGc(),
+    // Refusing ingest frees the bodies in flight; stored series leave only by (early) expiry.
+    inFlightBytes: () => inflight.bytes,
+    storedSeries: () => registry.agentSeries(),
+    shedder: earlyExpiry({ families: metrics, clock, ttlSeconds: config.seriesTtlSeconds }),
     metrics: familiesFor(metrics, MEMORY_FAMILIES),
   });
 
@@ -156,8 +161,7 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     pacing: { minIntervalMs: config.web.minRenderIntervalSeconds * 1000 },
     ready: () => {
       if (!ingestor.accepting) return { ready: false, reason: 'Shutting down' };
-      if (memoryGuard.overLimit()) return { ready: false, reason: 'Over the memory limit' };
-      return { ready: true, reason: 'Ready' };
+      return memoryGuard.readiness() ?? { ready: true, reason: 'Ready' };
     },
     onScrapeError: (stage, error) => logger.error({ code: 'scrape_failed', stage, ...errorFields(error) }, 'scrape failed'),
     collectors: [() => ingestor.collect(), () => pipeline.collect(), () => inflight.collect(), () => memoryGuard.collect()],

@@ -109,6 +109,8 @@ const ORDER = [
   'ingestInflightBytes',
   'memoryPressure',
   'memoryLiveBytes',
+  'memoryOverLimit',
+  'memorySeriesShed',
   'valuesRejected',
   'ingestRequests',
   'ingestBatchEvents',

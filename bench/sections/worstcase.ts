@@ -166,7 +166,7 @@ async function fillAndScrape(plan: Plan, rounds: number, guardArgs: readonly str
         for (const gzip of [false, true]) {
           const scraped = await scrapeOnce(sidecar, accept, gzip);
           if (scraped.text !== '') text = scraped.text;
-          if (round === 0) note(`after a ${name}${gzip ? ' gzip' : ''} scrape`, `${fmtInt(scraped.bytes)} bytes`);
+          if (round === 0) note(`after a ${name}${gzip ? ' gzip' : ''} scrape`, `${fmtInt(scraped.bytes)} bytes rendered`);
         }
       }
     }
@@ -226,7 +226,7 @@ export async function worstCaseSection(options: RunOptions): Promise<SectionResu
       filled.stages.map((stage) => [stage.stage, fmtMiB(stage.kernel.rssBytes), fmtMiB(stage.kernel.peakBytes), stage.note]),
     ),
     '',
-    `Live agent series at the end: ${fmtInt(filled.series)} (folded past the cap: ${fmtInt(filled.overflow)}). ` +
+    `Live agent series at the end: ${fmtInt(filled.series)} (writes folded into overflow series past the cap: ${fmtInt(filled.overflow)}). ` +
       `After the traffic stopped, ${filled.refusedAfter} of ${filled.posts} honest posts were refused; /-/ready said "${filled.ready}".`,
     '',
     `${bombs.statuses.length} gzip bomb(s) of ${fmtMiB(options.smoke ? 64 * MiB : 1024 * MiB)} each, at once, on a fresh binary: answers ${bombs.statuses.join(', ')}, peak RSS ${fmtMiB(bombs.deltaBytes)} over idle (in-flight budget ${fmtMiB(budget)}).`,

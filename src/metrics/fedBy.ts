@@ -107,6 +107,8 @@ export const FED_BY = {
   ingestInflightBytes: { feed: 'sidecar', by: 'ingest body reader' },
   memoryPressure: { feed: 'sidecar', by: 'memory guard' },
   memoryLiveBytes: { feed: 'sidecar', by: 'memory guard' },
+  memoryOverLimit: { feed: 'sidecar', by: 'memory guard' },
+  memorySeriesShed: { feed: 'sidecar', by: 'memory guard (expires series through the registry)' },
   valuesRejected: { feed: 'sidecar', by: 'numeric fields of any event, durations between two `observed_at`, and ids and names of any event or webhook delivery' },
   webAuthFailures: { feed: 'sidecar', by: 'web listener basic auth' },
   ingestRequests: { feed: 'sidecar', by: 'ingest' },
