@@ -29,6 +29,7 @@ import { runInNewContext } from 'node:vm';
 import type { Clock } from '../clock.js';
 import type { Families } from '../metrics/registry.js';
 import { counter, gauge, type Declarations } from '../metrics/declare.js';
+import type { SeriesShedder } from '../metrics/earlyExpiry.js';
 
 /** Why memory is over a limit: work in flight (refused until it drains) or what is stored (not refused). */
 export const PRESSURE_CAUSES = ['inflight', 'held'] as const;
@@ -72,11 +73,6 @@ export function runtimeGc(): (() => void) | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** What the series store can give back: expires its longest-idle series worth about `bytes`; how many it expired. */
-export interface SeriesShedder {
-  expireOldest(bytes: number): number;
 }
 
 export interface MemoryGuardOptions {

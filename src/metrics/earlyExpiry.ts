@@ -10,7 +10,6 @@
  * does not count bytes per series.
  */
 import type { Clock } from '../clock.js';
-import type { SeriesShedder } from '../ingest/memory.js';
 import { CounterStorage, GaugeStorage, HistogramStorage, type Family } from './families.js';
 import { expires } from './registry.js';
 
@@ -22,9 +21,15 @@ export const MIN_IDLE_SECONDS = 300;
 
 /**
  * What one agent series holds at worst, measured (bench section `worstcase`: RSS with every cap
- * filled by 128-character label values and 160-bucket native histograms, over idle, per series).
+ * filled by 128-character label values and 160-bucket native histograms and every format
+ * scraped, over idle, per series: (279 - 59) MiB / 10,013 series = 23 KiB).
  */
 export const WORST_CASE_SERIES_BYTES = 24 * 1024;
+
+/** What the series store can give back: expires its longest-idle series worth about `bytes`; how many it expired. */
+export interface SeriesShedder {
+  expireOldest(bytes: number): number;
+}
 
 export interface EarlyExpiryOptions {
   /** The registry's families (its `metrics`): the expiring ones are found among them. */

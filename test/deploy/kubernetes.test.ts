@@ -104,12 +104,12 @@ describe.skipIf(tool.path === undefined)(`Kubernetes kustomize base (${tool.skip
   });
 
   it('sizes memory from the measured worst case (bench section worstcase): the guard above its peak, the limit above the guard by the in-flight budget', () => {
-    expect(sidecar().resources?.limits?.memory).toBe('384Mi');
-    expect(sidecar().resources?.requests?.memory).toBe('256Mi');
+    expect(sidecar().resources?.limits?.memory).toBe('512Mi');
+    expect(sidecar().resources?.requests?.memory).toBe('288Mi');
     const guard = parseByteSize(sidecar().env?.find((variable) => variable.name === 'HERMES_SIDECAR_MEMORY_RSS_LIMIT_BYTES')?.value);
-    expect(guard).toBe(320 * 2 ** 20);
+    expect(guard).toBe(384 * 2 ** 20);
     const inflightBudget = loadConfig({ argv: [], env: {} }).ingest.maxInflightBytes;
-    expect((guard ?? Infinity) + inflightBudget).toBeLessThanOrEqual(384 * 2 ** 20);
+    expect((guard ?? Infinity) + inflightBudget).toBeLessThanOrEqual(512 * 2 ** 20);
   });
 
   it('wires the web config Secret, the Service and the PodMonitor to the pod', () => {
@@ -136,7 +136,7 @@ describe.skipIf(tool.path === undefined)(`Kubernetes kustomize base (${tool.skip
     const config = loadConfig({ argv: sidecar().args ?? [], env, readFile: () => webConfig });
     expect(config.ingest.listen).toEqual({ host: '127.0.0.1', port: 9479 });
     expect(config.web.listen).toEqual({ host: '0.0.0.0', port: 9478 });
-    expect(config.memory.rssLimitBytes).toBe(320 * 2 ** 20);
+    expect(config.memory.rssLimitBytes).toBe(384 * 2 ** 20);
   });
 
   it('ships a plain Prometheus pod-discovery job with the same job name and instance labels', () => {
