@@ -149,7 +149,7 @@ function inflateWithin(maxInflatedBytes: number, reserve: Reserve, giveBack: (by
           const piece = chunk.subarray(offset, offset + step);
           const advance = piece.length * MAX_INFLATE_RATIO;
           if (!reserve(advance)) throw new SidecarError('inflight_limit');
-          await new Promise<void>((resolve, reject) => gunzip.write(piece, (error) => (error ? reject(error) : resolve())));
+          await Promise.race([new Promise<void>((resolve, reject) => gunzip.write(piece, (error) => (error ? reject(error) : resolve()))), ended]);
           yield* settle(produced.splice(0), advance);
         }
       }

@@ -177,7 +177,8 @@ export class MemoryGuard {
     const now = this.options.clock();
     if (now - this.sampledAt < (this.options.sampleIntervalSeconds ?? DEFAULT_SAMPLE_INTERVAL_SECONDS)) return this.pressure;
     this.sampledAt = now;
-    if (this.pressure) this.collectGarbage(now);
+    // Held memory shrinks only by early expiry, so a GC is worth its cost only once per shed.
+    if (this.pressure) this.collectGarbage(now, this.cause === 'held' ? SHED_INTERVAL_SECONDS : GC_INTERVAL_SECONDS);
     this.last = this.options.probe();
     let over = this.exceeded(this.last, this.pressure ? RECOVER_FRACTION : 1);
     // The heap in use counts garbage until V8's next full GC, and under heavy ingest on a large
@@ -244,9 +245,9 @@ export class MemoryGuard {
     );
   }
 
-  /** Runs a full GC unless one ran within GC_INTERVAL_SECONDS (or the runtime offers none); whether it ran. */
-  private collectGarbage(now: number): boolean {
-    if (this.options.collectGarbage === undefined || now - this.collectedAt < GC_INTERVAL_SECONDS) return false;
+  /** Runs a full GC unless one ran within `interval` seconds (or the runtime offers none); whether it ran. */
+  private collectGarbage(now: number, interval = GC_INTERVAL_SECONDS): boolean {
+    if (this.options.collectGarbage === undefined || now - this.collectedAt < interval) return false;
     this.collectedAt = now;
     this.options.collectGarbage();
     return true;
