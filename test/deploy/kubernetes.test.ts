@@ -105,7 +105,7 @@ describe.skipIf(tool.path === undefined)(`Kubernetes kustomize base (${tool.skip
 
   it('sizes memory from the measured worst case (bench section worstcase): the guard above its peak, the limit above the guard by the in-flight budget', () => {
     expect(sidecar().resources?.limits?.memory).toBe('512Mi');
-    expect(sidecar().resources?.requests?.memory).toBe('288Mi');
+    expect(sidecar().resources?.requests?.memory).toBe('352Mi');
     const guard = parseByteSize(sidecar().env?.find((variable) => variable.name === 'HERMES_SIDECAR_MEMORY_RSS_LIMIT_BYTES')?.value);
     expect(guard).toBe(384 * 2 ** 20);
     const inflightBudget = loadConfig({ argv: [], env: {} }).ingest.maxInflightBytes;
