@@ -18,6 +18,8 @@
  *   hostcpu      the plugin's whole-process CPU vs in-process prometheus_client (plugin_host_cpu.py)
  *   freshness    Python hook call → visible on /metrics (bench/freshness.py)
  *   series       samples, series, bytes per scrape and RSS after the reference traffic, classic (text) against native (protobuf)
+ *   worstcase    RSS at peak and steady with every cap filled by the widest valid series, every format
+ *                scraped; honest posts after under the manifest's guard; gzip bombs against the budget
  *   backfill     `backfill` of a 10,000-session, 1,000,000-message session database, then promtool
  *
  * Every ratio is measured side by side in the same run; absolute figures are printed too, and
@@ -40,6 +42,7 @@ import { profileSection } from './sections/profile.js';
 import { scrapeSection } from './sections/scrape.js';
 import { scrapeLoadSection } from './sections/scrapeload.js';
 import { seriesSection } from './sections/series.js';
+import { worstCaseSection } from './sections/worstcase.js';
 
 const options: RunOptions = { smoke: process.argv.includes('--smoke') };
 const RESULTS = `${ROOT}bench/RESULTS.md`;
@@ -122,6 +125,7 @@ const measuredOverHttp = async (): Promise<void> => {
   await section('scrapeload', '4. Ingest with and without a scrape every second', () => scrapeLoadSection(options));
   await section('freshness', '8. Freshness', () => freshnessSection(options));
   await section('series', '9. Series budget per host: classic against native histograms', () => seriesSection(options));
+  await section('worstcase', '10. Memory at every cap (worst case of valid traffic)', () => worstCaseSection(options));
 };
 const measuredInPython = async (): Promise<void> => {
   await section('plugin', '6. Plugin side', () => pluginSection(options));
@@ -161,7 +165,7 @@ function resultsMarkdown(): string {
     process.env.npm_lifecycle_event === 'bench' && process.env.npm_lifecycle_script !== undefined
       ? `npm run bench\` (\`${process.env.npm_lifecycle_script}`
       : `${process.env.npm_command === 'exec' ? 'npx ' : ''}tsx bench/run.ts${args.length > 0 ? ` ${args.join(' ')}` : ''}`;
-  const order = ['aggregation', 'ingest', 'scrape', 'scrapeload', 'memory', 'plugin', 'hostcpu', 'freshness', 'series', 'profile'];
+  const order = ['aggregation', 'ingest', 'scrape', 'scrapeload', 'memory', 'plugin', 'hostcpu', 'freshness', 'series', 'worstcase', 'profile'];
   const ordered = [...ran].sort((a, b) => order.indexOf(a.result.key) - order.indexOf(b.result.key));
   return [
     '# Benchmark results',

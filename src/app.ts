@@ -20,6 +20,7 @@ import { INGESTOR_FAMILIES, Ingestor } from './ingest/ingestor.js';
 import { BODY_FAMILIES, InflightBudget } from './ingest/body.js';
 import { MEMORY_FAMILIES, MemoryGuard, processMemory, runtimeGc, type MemoryProbe } from './ingest/memory.js';
 import { IngestQueue } from './ingest/queue.js';
+import { earlyExpiry } from './metrics/earlyExpiry.js';
 import { coalesced, eventLoopSlicer, runInSlices, stepsInTurn, type Slicer } from './slices.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Logger } from './log.js';
@@ -116,13 +117,16 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     rssLimitBytes: config.memory.rssLimitBytes,
     heapLimitBytes: config.memory.heapLimitBytes,
     collectGarbage: 'collectGarbage' in deps ? deps.collectGarbage : runtimeGc(),
+    // Refusing ingest frees the bodies in flight; stored series leave only by (early) expiry.
+    inFlightBytes: () => inflight.bytes,
+    storedSeries: () => registry.agentSeries(),
+    shedder: earlyExpiry({ store: registry, clock, ttlSeconds: config.seriesTtlSeconds }),
     metrics: familiesFor(metrics, MEMORY_FAMILIES),
   });
 
   const ready = () => {
     if (!ingestor.accepting) return { ready: false, reason: 'Shutting down' };
-    if (memoryGuard.overLimit()) return { ready: false, reason: 'Over the memory limit' };
-    return { ready: true, reason: 'Ready' };
+    return memoryGuard.readiness() ?? { ready: true, reason: 'Ready' };
   };
   const ingestOptions: IngestAppOptions = {
     metrics,

@@ -87,6 +87,8 @@ const FEEDS_OUTSIDE_DECLARATIONS = {
   lastEvent: { feed: 'sidecar', by: 'ingest' },
   memoryPressure: { feed: 'sidecar', by: 'memory guard' },
   memoryLiveBytes: { feed: 'sidecar', by: 'memory guard' },
+  memoryOverLimit: { feed: 'sidecar', by: 'memory guard' },
+  memorySeriesShed: { feed: 'sidecar', by: 'memory guard (early expiry of the longest-idle series)' },
   valuesRejected: { feed: 'sidecar', by: 'numeric fields of any event, durations between two `observed_at`, and ids and names of any event or webhook delivery' },
   webAuthFailures: { feed: 'sidecar', by: 'web listener basic auth' },
   labelOverflow: { feed: 'sidecar', by: 'label guard' },

@@ -30,6 +30,7 @@ const fileError = (text: string): { file: string; message: string } => {
 
 const LEVELS = 'one of fatal, error, warn, info, debug, trace or silent';
 const ADDRESS = 'host:port, [ipv6 address]:port or :port, with a port from 0 to 65535';
+const BYTES = 'a size in bytes: a whole number, or a number and a unit (KiB or Ki, MiB or Mi, GiB or Gi, TiB or Ti: powers of 1024; kB or k, MB or M, GB or G, TB or T: powers of 1000), such as 192Mi';
 
 describe('defaults', () => {
   it('are the documented ones', () => {
@@ -67,6 +68,34 @@ describe('defaults', () => {
   });
 });
 
+describe('byte sizes', () => {
+  it.each([
+    ['201326592', 201_326_592],
+    ['192Mi', 192 * 2 ** 20],
+    ['192MiB', 192 * 2 ** 20],
+    ['192 mib', 192 * 2 ** 20],
+    ['256MB', 256e6],
+    ['256M', 256e6],
+    ['1GiB', 2 ** 30],
+    ['1.5Gi', 1.5 * 2 ** 30],
+    ['64k', 64_000],
+    ['64KiB', 65_536],
+    ['0', 0],
+  ])('%s is %d bytes, from a flag, the environment or the config file', (text, bytes) => {
+    expect(loadConfig({ argv: [`--memory.rss-limit-bytes=${text}`], env: {} }).memory.rssLimitBytes).toBe(bytes);
+    expect(loadConfig({ argv: [], env: { HERMES_SIDECAR_MEMORY_RSS_LIMIT_BYTES: text } }).memory.rssLimitBytes).toBe(bytes);
+    const file = tempFile('config.yaml', `memory:\n  rss_limit_bytes: "${text}"\n`);
+    expect(loadConfig({ argv: [`--config.file=${file}`], env: {} }).memory.rssLimitBytes).toBe(bytes);
+  });
+
+  it('apply to every byte-valued option', () => {
+    const byteOptions = OPTIONS.filter((option) => option.flag.endsWith('bytes'));
+    expect(byteOptions.map((option) => option.kind).every((kind) => kind === 'bytes' || kind === 'bytesOrZero')).toBe(true);
+    const config = loadConfig({ argv: byteOptions.map((option) => `--${option.flag}=2Ki`), env: {} });
+    expect([config.ingest.maxBodyBytes, config.ingest.maxInflightBytes, config.webhook.maxBodyBytes, config.sequence.maxBytes, config.memory.liveLimitBytes]).toEqual([2048, 2048, 2048, 2048, 2048]);
+  });
+});
+
 describe('precedence: flag > environment > config file > default', () => {
   const file = tempFile('config.yaml', 'ingest:\n  queue_capacity: 30\n  max-events-per-request: 40\nweb:\n  telemetry-path: /from-file\n');
 
@@ -94,7 +123,11 @@ describe('invalid values stop the start with one sentence naming the setting, it
     [['--ingest.queue-capacity=2.5'], {}, '--ingest.queue-capacity=2.5 (from the command line) must be a positive whole number.'],
     [['--ingest.queue-capacity=1e30'], {}, '--ingest.queue-capacity=1e30 (from the command line) must be a positive whole number no larger than 9007199254740991.'],
     [[], { HERMES_SIDECAR_INGEST_QUEUE_CAPACITY: 'many' }, 'HERMES_SIDECAR_INGEST_QUEUE_CAPACITY=many (from the environment, for --ingest.queue-capacity) must be a positive whole number.'],
-    [['--memory.heap-limit-bytes=-1'], {}, '--memory.heap-limit-bytes=-1 (from the command line) must be a whole number, 0 or more.'],
+    [['--memory.heap-limit-bytes=-1'], {}, `--memory.heap-limit-bytes=-1 (from the command line) must be ${BYTES}; 0 disables.`],
+    [[], { HERMES_SIDECAR_MEMORY_RSS_LIMIT_BYTES: '192 megs' }, `HERMES_SIDECAR_MEMORY_RSS_LIMIT_BYTES=192 megs (from the environment, for --memory.rss-limit-bytes) must be ${BYTES}; 0 disables.`],
+    [['--ingest.max-body-bytes=0'], {}, `--ingest.max-body-bytes=0 (from the command line) must be ${BYTES}, above 0.`],
+    [['--ingest.max-body-bytes=1.5'], {}, `--ingest.max-body-bytes=1.5 (from the command line) must be ${BYTES}, above 0.`],
+    [['--sequence.max-bytes=1Pi'], {}, `--sequence.max-bytes=1Pi (from the command line) must be ${BYTES}, above 0.`],
     [['--correlator.span-ttl=soon'], {}, '--correlator.span-ttl=soon (from the command line) must be a positive number of seconds.'],
     [[], { HERMES_SIDECAR_WEB_LISTEN_ADDRESS: 'nowhere' }, `HERMES_SIDECAR_WEB_LISTEN_ADDRESS=nowhere (from the environment, for --web.listen-address) must be ${ADDRESS}.`],
     [['--web.listen-address=:70000'], {}, `--web.listen-address=:70000 (from the command line) must be ${ADDRESS}.`],

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { renderMetricsDoc } from '../scripts/metrics-doc.js';
 import { declaringModules } from '../scripts/declarers.js';
 import { CATALOGUE } from '../src/catalogue.js';
-import { OPTIONS } from '../src/config.js';
+import { envName, loadConfig, OPTIONS } from '../src/config.js';
 
 describe('documentation', () => {
   it('docs/metrics.md is generated from the current catalogue (npm run docs:metrics)', async () => {
@@ -18,6 +18,23 @@ describe('documentation', () => {
     expect(readme).toContain('docs/metrics.md');
     for (const spec of Object.values(CATALOGUE)) {
       if (spec.scope !== 'agent') expect(readme).toContain(spec.name);
+    }
+  });
+
+  it('every byte size the docs, README and deploy files write for a setting is one the config loader accepts', () => {
+    const files = ['README.md', 'docs/scale-out.md', 'docs/reliability.md', 'docs/runbook.md', 'deploy/systemd/hermes-prometheus-sidecar.service', 'deploy/kubernetes/deployment.yaml'];
+    const byName = new Map(OPTIONS.map((option) => [envName(option.flag), option.flag]));
+    const written: [string, string][] = [];
+    for (const file of files) {
+      const text = readFileSync(new URL(`../${file}`, import.meta.url), 'utf8');
+      for (const [, name, value] of text.matchAll(/(HERMES_SIDECAR_[A-Z0-9_]*BYTES)=([^\s`'"|),]+)/g)) written.push([name as string, value as string]);
+      for (const [, name, value] of text.matchAll(/name: (HERMES_SIDECAR_[A-Z0-9_]*BYTES)\s+value: "?([^"\s]+)/g)) written.push([name as string, value as string]);
+      for (const [, flag, value] of text.matchAll(/--([a-z.-]*bytes)=([^\s`'"|),]+)/g)) written.push([envName(flag as string), value as string]);
+    }
+    expect(written.map(([name]) => name)).toContain('HERMES_SIDECAR_MEMORY_RSS_LIMIT_BYTES');
+    for (const [name, value] of written) {
+      expect(byName.has(name), name).toBe(true);
+      expect(() => loadConfig({ argv: [], env: { [name]: value } }), `${name}=${value}`).not.toThrow();
     }
   });
 });

@@ -376,10 +376,14 @@ const processRow = (q: Promql): RowSpec => ({
     }),
     timeseries({
       title: 'Memory pressure',
-      description: '1 while the memory guard refuses ingest (503) and /-/ready answers 503; it ends once live memory is 10% under the limit.',
-      unit: 'none',
+      description: '1 while the memory guard refuses ingest (503) and /-/ready answers 503 because bodies in flight hold the memory; it ends once live memory is 10% under the limit. Below: times live memory went over the limit by cause (inflight: refused; held: stored series, never refused), and series expired early to shed held memory.',
+      unit: 'short',
       min: 0,
-      queries: [{ expr: q.selected('hermes_sidecar_memory_pressure'), legend: '{{instance}}' }],
+      queries: [
+        { expr: q.selected('hermes_sidecar_memory_pressure'), legend: 'pressure {{instance}}' },
+        { expr: sumBy(['cause'], q.rateOf('hermes_sidecar_memory_over_limit_total')), legend: 'over the limit/s, {{cause}}' },
+        { expr: sumBy([], q.rateOf('hermes_sidecar_memory_series_shed_total')), legend: 'series shed early/s' },
+      ],
     }),
     timeseries({
       title: 'Event-loop lag p99',
@@ -400,6 +404,17 @@ const processRow = (q: Promql): RowSpec => ({
       ],
     }),
     timeseries({
+      title: 'Series bytes against the budget',
+      description: 'Bytes the live agent series hold (labels, numbers, classic and native buckets, cached renderings) and --metrics.max-series-bytes; past it new label sets fold into overflow series (the folded panel beside it).',
+      unit: 'bytes',
+      min: 0,
+      width: 8,
+      queries: [
+        { expr: q.selected('hermes_sidecar_series_bytes'), legend: 'bytes {{instance}}' },
+        { expr: q.selected('hermes_sidecar_series_bytes_limit'), legend: 'budget {{instance}}' },
+      ],
+    }),
+    timeseries({
       title: 'Series folded by the global cap',
       description:
         'New label sets per second folded into overflow series (open labels as "other") because the global series cap was reached, by metric; native histogram halvings: a series that passed --metrics.native-histogram-max-buckets halved its native resolution; and series per second removed after --metrics.series-ttl without a write (their slots and label values go back to the caps).',
@@ -408,6 +423,7 @@ const processRow = (q: Promql): RowSpec => ({
       width: 8,
       queries: [
         { expr: sumBy(['metric'], q.rateOf('hermes_sidecar_series_overflow_total')), legend: '{{metric}}' },
+        { expr: sumBy(['metric'], q.rateOf('hermes_sidecar_series_bytes_refused_total')), legend: 'past the byte budget {{metric}}' },
         { expr: sumBy([], q.rateOf('hermes_sidecar_native_resolution_reductions_total')), legend: 'native histogram halvings' },
         { expr: sumBy(['metric'], q.rateOf('hermes_sidecar_series_expired_total')), legend: 'expired {{metric}}' },
       ],

@@ -51,9 +51,13 @@ function refuseWhileDraining(ingestor: Ingestor): RequestHandler {
   return (_request, _response, next) => next(ingestor.accepting ? undefined : new SidecarError('shutting_down'));
 }
 
-/** Refuses before reading the body: a body is exactly what an over-limit process must not buffer. */
+/**
+ * Refuses before reading the body while memory in flight holds the process over a memory limit:
+ * a body is exactly what it must not buffer then. Memory held by stored series is not refused
+ * (refusing cannot free it; the guard expires series instead).
+ */
 function refuseOverMemoryLimit(guard: MemoryGuard | undefined): RequestHandler {
-  return (_request, _response, next) => next(guard?.overLimit() === true ? new SidecarError('memory_limit') : undefined);
+  return (_request, _response, next) => next(guard?.refusesIngest() === true ? new SidecarError('memory_limit') : undefined);
 }
 
 export function requireMediaType(accepted: (format: BodyFormat) => boolean = () => true): RequestHandler {

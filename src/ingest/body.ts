@@ -1,11 +1,13 @@
 /**
  * Reading a request body without trusting it: bytes are counted while they stream, on the wire
  * and again after gzip inflation, and the read stops at the first byte past a limit; every byte
- * kept is reserved from the listener's in-flight budget first. Nothing is buffered whole and
+ * kept is reserved from the listener's in-flight budget first, and every byte zlib may inflate
+ * is reserved before zlib is handed the input (inflateWithin). Nothing is buffered whole and
  * then measured, so an unauthenticated sender can hold at most its limit per request, and all
  * senders together at most the budget. A UTF-8 byte order mark is kept here (a signature covers
  * it) and skipped by the parsers (withoutBom).
  */
+import { once } from 'node:events';
 import { Transform, Writable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
@@ -27,6 +29,10 @@ const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /** What an open gunzip stream costs besides the bytes it produces (zlib window and buffers). */
 export const INFLATE_OVERHEAD_BYTES = 64 * 1024;
+/** The most bytes one byte of deflate data inflates to (258-byte matches in under 2 bits each: RFC 1951's bound). */
+export const MAX_INFLATE_RATIO = 1032;
+/** Compressed bytes handed to zlib at a time: their most output, reserved before they are written, is about 1 MiB. */
+const MAX_INFLATE_STEP_BYTES = 1024;
 
 export interface BodyLimits {
   /** Largest body as sent (compressed, when it is). */
@@ -115,6 +121,49 @@ class Collector extends Writable {
   }
 }
 
+type Reserve = (bytes: number) => boolean;
+
+/**
+ * Gunzip that never produces a byte the budget has not granted. zlib inflates all the input it
+ * is handed, whatever its reader does (1 KiB of a bomb is 1 MiB out), so a cap counted once
+ * the output exists cannot bound what a bomb allocates. Here the wire bytes go to zlib `step`
+ * bytes at a time; before each step the most it can inflate to is reserved, and once the step
+ * is done what it did not produce is given back. The steps stay small enough that this most is
+ * no more than the body's own limit.
+ */
+function inflateWithin(maxInflatedBytes: number, reserve: Reserve, giveBack: (bytes: number) => void) {
+  const step = Math.min(MAX_INFLATE_STEP_BYTES, Math.max(16, Math.ceil(maxInflatedBytes / MAX_INFLATE_RATIO)));
+  const settle = (output: Buffer[], advance: number): Buffer[] => {
+    const bytes = output.reduce((total, chunk) => total + chunk.length, 0);
+    if (bytes <= advance) giveBack(advance - bytes);
+    else if (!reserve(bytes - advance)) throw new SidecarError('inflight_limit');
+    return output;
+  };
+  return async function* inflate(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+    const gunzip = createGunzip();
+    const produced: Buffer[] = [];
+    gunzip.on('data', (chunk: Buffer) => produced.push(chunk));
+    const ended = once(gunzip, 'end');
+    ended.catch(() => undefined);
+    try {
+      for await (const chunk of source) {
+        for (let offset = 0; offset < chunk.length; offset += step) {
+          const piece = chunk.subarray(offset, offset + step);
+          const advance = piece.length * MAX_INFLATE_RATIO;
+          if (!reserve(advance)) throw new SidecarError('inflight_limit');
+          await Promise.race([new Promise<void>((resolve, reject) => gunzip.write(piece, (error) => (error ? reject(error) : resolve()))), ended]);
+          yield* settle(produced.splice(0), advance);
+        }
+      }
+      gunzip.end();
+      await ended;
+      yield* settle(produced.splice(0), 0);
+    } finally {
+      gunzip.destroy();
+    }
+  };
+}
+
 /** The body without a leading UTF-8 BOM (the signature of a webhook covers the BOM; parsing skips it). */
 export function withoutBom(body: Buffer): Buffer {
   return body.subarray(0, BOM.length).equals(BOM) ? body.subarray(BOM.length) : body;
@@ -143,18 +192,22 @@ export async function readBody(request: Request, response: Response, limits: Bod
     throw new SidecarError('too_large');
   }
   let reserved = 0;
-  const reserve = (bytes: number) => {
+  const reserve: Reserve = (bytes) => {
     if (!budget.tryReserve(bytes)) return false;
     reserved += bytes;
     return true;
   };
+  const giveBack = (bytes: number) => {
+    budget.release(bytes);
+    reserved -= bytes;
+  };
   response.once('close', () => budget.release(reserved));
   if (encoding === 'gzip' && !reserve(INFLATE_OVERHEAD_BYTES)) throw new SidecarError('inflight_limit');
 
-  const collector = new Collector(limits.maxInflatedBytes, reserve);
-  // Identity bodies are kept as they arrive; gzip ones are counted on the wire, then inflated.
+  // Identity bodies are reserved as they are kept; gzip ones are counted on the wire, then
+  // inflated within reservations made before zlib produces them.
+  const collector = new Collector(limits.maxInflatedBytes, encoding === 'gzip' ? () => true : reserve);
   const first = counter(limits.maxWireBytes);
-  const stages = encoding === 'gzip' ? [first, createGunzip(), collector] : [first, collector];
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(new SidecarError('body_timeout')), limits.timeoutMs);
   // The request is piped, not part of the pipeline: a failed read must leave its socket open
@@ -166,7 +219,8 @@ export async function readBody(request: Request, response: Response, limits: Bod
   request.once('error', clientGone);
   request.pipe(first);
   try {
-    await pipeline(stages, { signal: abort.signal });
+    if (encoding === 'gzip') await pipeline(first, inflateWithin(limits.maxInflatedBytes, reserve, giveBack), collector, { signal: abort.signal });
+    else await pipeline(first, collector, { signal: abort.signal });
   } catch (error) {
     stopReading(request, response);
     throw readFailure(error, abort.signal);
@@ -176,10 +230,7 @@ export async function readBody(request: Request, response: Response, limits: Bod
     request.off('error', clientGone);
   }
   // The stream is gone; keep the reservation of what is held until the answer is sent.
-  if (encoding === 'gzip') {
-    budget.release(INFLATE_OVERHEAD_BYTES);
-    reserved -= INFLATE_OVERHEAD_BYTES;
-  }
+  if (encoding === 'gzip') giveBack(INFLATE_OVERHEAD_BYTES);
   return Buffer.concat(collector.chunks, collector.length);
 }
 

@@ -134,11 +134,11 @@ export interface MetricsRegistry<M = unknown> {
   collect(): Promise<readonly FamilyView[]>;
   /**
    * The steps of one expiry sweep at `now` (epoch seconds): series of expiring families not
-   * written for the series TTL leave (computed gauges once at 0), then the guard forgets what
-   * they released. Each step is bounded (at most one chunk of one family); nothing to do when the
-   * TTL is 0.
+   * written for `idleSeconds` (the series TTL unless the memory guard sheds early) leave
+   * (computed gauges once at 0), then the guard forgets what they released. Each step is bounded
+   * (at most one chunk of one family); nothing to do when the TTL is 0.
    */
-  expirySteps(now: number): () => boolean;
+  expirySteps(now: number, idleSeconds?: number): () => boolean;
 }
 
 export interface RegistryOptions {
@@ -260,11 +260,11 @@ export function createRegistry<D extends Declarations & typeof REGISTRY_FAMILIES
     labels,
     agentSeries,
     seriesBytes: () => budget.bytes,
-    expirySteps: (now) => {
+    expirySteps: (now, idleSeconds = ttlSeconds) => {
       if (ttlSeconds <= 0) return () => false;
-      const families = expiring.map((family) => () => family.expirySteps(now, ttlSeconds));
+      const families = expiring.map((family) => () => family.expirySteps(now, idleSeconds));
       const guardSweep = () => () => {
-        labels.sweep(now, ttlSeconds);
+        labels.sweep(now, idleSeconds);
         return false;
       };
       return stepsInTurn([...families, guardSweep]);

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS = `${ROOT}bench/RESULTS.md`;
-const SECTIONS = ['aggregation', 'profile', 'ingest', 'scrape', 'scrapeload', 'memory', 'plugin', 'hostcpu', 'freshness', 'series', 'backfill'];
+const SECTIONS = ['aggregation', 'profile', 'ingest', 'scrape', 'scrapeload', 'memory', 'plugin', 'hostcpu', 'freshness', 'series', 'worstcase', 'backfill'];
 
 const mtime = (path: string): number | undefined => {
   try {

@@ -15,6 +15,7 @@ import { Service, type IService } from 'kubernetes-models/v1/Service';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { parseByteSize } from '../../src/configValues.js';
 import { kubectl } from '../support/tools.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -102,11 +103,13 @@ describe.skipIf(tool.path === undefined)(`Kubernetes kustomize base (${tool.skip
     expect(pod().initContainers![0]!.args).toEqual(['install-plugin', '--hermes-home', '/opt/data', '--enable', '--create']);
   });
 
-  it('keeps the RSS guard below the memory limit, so ingest refuses before the container is OOM-killed', () => {
-    expect(sidecar().resources?.limits?.memory).toBe('256Mi');
-    expect(sidecar().resources?.requests?.memory).toBe('128Mi');
-    const guard = Number(sidecar().env?.find((variable) => variable.name === 'HERMES_SIDECAR_MEMORY_RSS_LIMIT_BYTES')?.value);
-    expect(guard).toBe(192 * 2 ** 20);
+  it('sizes memory from the measured worst case (bench section worstcase): the guard above its peak, the limit above the guard by the in-flight budget', () => {
+    expect(sidecar().resources?.limits?.memory).toBe('512Mi');
+    expect(sidecar().resources?.requests?.memory).toBe('352Mi');
+    const guard = parseByteSize(sidecar().env?.find((variable) => variable.name === 'HERMES_SIDECAR_MEMORY_RSS_LIMIT_BYTES')?.value);
+    expect(guard).toBe(384 * 2 ** 20);
+    const inflightBudget = loadConfig({ argv: [], env: {} }).ingest.maxInflightBytes;
+    expect((guard ?? Infinity) + inflightBudget).toBeLessThanOrEqual(512 * 2 ** 20);
   });
 
   it('wires the web config Secret, the Service and the PodMonitor to the pod', () => {
@@ -133,7 +136,7 @@ describe.skipIf(tool.path === undefined)(`Kubernetes kustomize base (${tool.skip
     const config = loadConfig({ argv: sidecar().args ?? [], env, readFile: () => webConfig });
     expect(config.ingest.listen).toEqual({ host: '127.0.0.1', port: 9479 });
     expect(config.web.listen).toEqual({ host: '0.0.0.0', port: 9478 });
-    expect(config.memory.rssLimitBytes).toBe(192 * 2 ** 20);
+    expect(config.memory.rssLimitBytes).toBe(384 * 2 ** 20);
   });
 
   it('ships a plain Prometheus pod-discovery job with the same job name and instance labels', () => {

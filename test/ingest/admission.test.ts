@@ -26,7 +26,7 @@ function appWith(checks: readonly RequestHandler[]) {
 function admission(accepting: boolean, overLimit: boolean | undefined): RequestHandler[] {
   const options = {
     ingestor: { accepting },
-    memoryGuard: overLimit === undefined ? undefined : { overLimit: () => overLimit },
+    memoryGuard: overLimit === undefined ? undefined : { refusesIngest: () => overLimit },
   } as unknown as IngestRouteOptions;
   return admissionChecks(options);
 }

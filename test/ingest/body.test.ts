@@ -7,12 +7,25 @@ import { createHmac } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
-import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import { afterEach, describe, expect, it } from 'vitest';
+import { brotliCompressSync, deflateSync, gzipSync, type Gunzip } from 'node:zlib';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { INFLATE_OVERHEAD_BYTES } from '../../src/ingest/body.js';
 import { series } from '../support/exposition.js';
 import { listenOnFreePort, openPost, rawPost, type OpenPost } from '../support/http.js';
 import { startTestSidecar } from '../support/sidecar.js';
 import { scratchDir } from '../support/scratch.js';
+
+/** Sees every gunzip stream the sidecar opens (the real zlib, observed), for the bomb test below. */
+const gunzips = vi.hoisted(() => ({ opened: undefined as ((stream: Gunzip) => void) | undefined }));
+vi.mock('node:zlib', async (importOriginal) => {
+  const zlib = await importOriginal<typeof import('node:zlib')>();
+  const createGunzip: typeof zlib.createGunzip = (options) => {
+    const stream = zlib.createGunzip(options);
+    gunzips.opened?.(stream);
+    return stream;
+  };
+  return { ...zlib, createGunzip, default: { ...zlib, createGunzip } };
+});
 
 const SECRET = 'webhook-shared-secret';
 const TOKEN = 'ingest-token';
@@ -120,6 +133,41 @@ describe('the in-flight budget of the listener', () => {
     const samples = await harness.samples();
     expect(samples.get(series('hermes_sidecar_events_rejected_total', { reason: 'inflight_limit' }))).toBe(2);
     expect(samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBe(400);
+  });
+
+  it('refuses a real gzip bomb (256 MiB of zeros) at the body limit, and zlib never produces a byte the budget has not reserved', async () => {
+    const MiB = 1024 * KiB;
+    const harness = edgeSidecar({ 'ingest.max-body-bytes': String(4 * MiB), 'ingest.max-inflight-bytes': String(8 * MiB) });
+    const server = await listening(harness);
+    const budget = harness.sidecar.inflight;
+    // 256 gzip members of 1 MiB of zeros each (one gzip stream to any reader): 256 MiB in ~260 KiB.
+    const bomb = Buffer.concat(Array.from({ length: 256 }, () => gzipSync(Buffer.alloc(MiB), { level: 9 })));
+    expect(bomb.length).toBeLessThan(300 * KiB);
+    let produced = 0;
+    let unreserved = 0;
+    let peak = 0;
+    // Runs before any reader of the stream sees the chunk: the chunk exists, so it must be reserved already.
+    gunzips.opened = (gunzip) =>
+      gunzip.on('data', (chunk: Buffer) => {
+        produced += chunk.length;
+        unreserved = Math.max(unreserved, INFLATE_OVERHEAD_BYTES + produced - budget.bytes);
+        peak = Math.max(peak, budget.bytes);
+      });
+    try {
+      const answer = await rawPost(server, '/v1/events', bomb, { ...authorized, 'Content-Encoding': 'gzip' });
+      expect(answer.status).toBe(413);
+      expect(JSON.parse(answer.body)).toMatchObject({ error: 'too_large' });
+    } finally {
+      gunzips.opened = undefined;
+    }
+    expect(unreserved).toBe(0);
+    expect(peak).toBeLessThanOrEqual(8 * MiB);
+    // Inflation stopped within one step (1 KiB of input, at most ~1 MiB out) past the limit.
+    expect(produced).toBeGreaterThan(4 * MiB);
+    expect(produced).toBeLessThanOrEqual(5 * MiB + 64 * KiB);
+    await until(() => inflight(harness) === 0);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_sidecar_events_rejected_total', { reason: 'too_large' }))).toBe(1);
   });
 
   it('refuses a body that does not arrive within the body timeout (408) and frees its bytes', async () => {

@@ -167,12 +167,15 @@ describe('delivery ids are recorded once applied', () => {
   it('a delivery refused with 503 is applied when Hermes retries it; a replay after that is a duplicate', async () => {
     let live = 0;
     const harness = startTestSidecar(
-      { 'webhook.secret-file': secretFile(), 'memory.limit-bytes': String(100 * 1024 * 1024) },
+      { 'webhook.secret-file': secretFile(), 'memory.limit-bytes': '100Mi', 'ingest.max-inflight-bytes': '256Mi' },
       { memoryProbe: () => ({ rssBytes: live, heapUsedBytes: live, externalBytes: 0 }), collectGarbage: undefined },
     );
     const delivery = toolDelivery();
+    // Bodies in flight hold the memory over the limit: the guard refuses until they drain.
+    expect(harness.sidecar.inflight.tryReserve(150 * 1024 * 1024)).toBe(true);
     live = 200 * 1024 * 1024;
     expect((await deliver(harness, delivery)).status).toBe(503);
+    harness.sidecar.inflight.release(150 * 1024 * 1024);
     live = 0;
     harness.clock.advance(1);
     const retried = await deliver(harness, delivery);

@@ -124,14 +124,16 @@ describe('MemoryGuard', () => {
 });
 
 describe('ingest under memory pressure', () => {
-  it('answers 503 with Retry-After and its own reason, /-/ready 503 and the gauge 1, then resumes', async () => {
+  it('answers 503 with Retry-After and its own reason while bodies in flight hold memory over the limit, /-/ready 503 and the gauge 1, then resumes', async () => {
     let live = 100 * MiB;
     const harness = startTestSidecar(
-      { 'memory.limit-bytes': String(200 * MiB), 'ingest.retry-after-seconds': '3' },
+      { 'memory.limit-bytes': '200Mi', 'ingest.retry-after-seconds': '3', 'ingest.max-inflight-bytes': '128Mi' },
       { memoryProbe: () => usage(live, 2048 * MiB), collectGarbage: undefined },
     );
     expect((await harness.postNdjson([line])).status).toBe(202);
     expect((await harness.web.get('/-/ready')).status).toBe(200);
+    // Bodies being read hold 100 MiB of the 250: without them memory would be under the line.
+    expect(harness.sidecar.inflight.tryReserve(100 * MiB)).toBe(true);
     live = 250 * MiB;
     harness.clock.advance(1);
     const refused = await harness.postNdjson([line]);
@@ -140,10 +142,12 @@ describe('ingest under memory pressure', () => {
     expect(refused.body.error).toBe('memory_limit');
     const ready = await harness.web.get('/-/ready');
     expect(ready.status).toBe(503);
-    expect(ready.text).toBe('Over the memory limit\n');
+    expect(ready.text).toBe('Over the memory limit: ingest refused until the request bodies in flight drain\n');
     let samples = await harness.samples();
     expect(samples.get('hermes_sidecar_memory_pressure')).toBe(1);
     expect(samples.get('hermes_sidecar_memory_live_bytes')).toBe(250 * MiB);
+    expect(samples.get(series('hermes_sidecar_memory_over_limit_total', { cause: 'inflight' }))).toBe(1);
+    harness.sidecar.inflight.release(100 * MiB);
     live = 150 * MiB;
     harness.clock.advance(1);
     expect((await harness.postNdjson([line])).status).toBe(202);
@@ -152,5 +156,54 @@ describe('ingest under memory pressure', () => {
     expect(samples.get('hermes_sidecar_memory_pressure')).toBe(0);
     expect(samples.get(series('hermes_sidecar_events_rejected_total', { reason: 'memory_limit' }))).toBe(1);
     expect(samples.get(series('hermes_tool_calls_total', { tool: 't', status: 'ok' }))).toBe(2);
+  });
+
+  it('after the traffic stops, memory held by stored series refuses no honest post: /-/ready says why, the counter says held', async () => {
+    // The review's case: the manifest's RSS guard (192Mi), RSS 233 MiB and live memory 150 MiB
+    // held by the series of a cap filled with wide values; nothing in flight.
+    const harness = startTestSidecar(
+      { 'memory.rss-limit-bytes': '192Mi', 'memory.limit-bytes': '0' },
+      { memoryProbe: () => usage(150 * MiB, 233 * MiB), collectGarbage: undefined },
+    );
+    const statuses: number[] = [];
+    for (let post = 0; post < 8; post += 1) {
+      harness.clock.advance(1);
+      statuses.push((await harness.postNdjson([{ ...line, tool_name: `t${post}` }])).status);
+    }
+    expect(statuses).toEqual(Array(8).fill(202));
+    const ready = await harness.web.get('/-/ready');
+    expect(ready.status).toBe(200);
+    expect(ready.text).toMatch(/^Ready; memory over the limit \(150 MiB live\), held by \d+ stored series: refusing ingest cannot free it/);
+    const samples = await harness.samples();
+    expect(samples.get('hermes_sidecar_memory_pressure')).toBe(0);
+    expect(samples.get(series('hermes_sidecar_memory_over_limit_total', { cause: 'held' }))).toBe(1);
+    expect(samples.get(series('hermes_sidecar_memory_over_limit_total', { cause: 'inflight' }))).toBe(0);
+    expect(samples.get(series('hermes_sidecar_events_rejected_total', { reason: 'memory_limit' }))).toBe(0);
+    for (let post = 0; post < 8; post += 1) expect(samples.get(series('hermes_tool_calls_total', { tool: `t${post}`, status: 'ok' }))).toBe(1);
+  });
+
+  it('expires the longest-idle series early while stored series hold memory over the limit, never one written within 5 minutes', async () => {
+    let live = 50 * MiB;
+    const harness = startTestSidecar(
+      { 'memory.limit-bytes': '100Mi', 'metrics.series-ttl': '3600' },
+      { memoryProbe: () => usage(live), collectGarbage: undefined },
+    );
+    expect((await harness.postNdjson([{ ...line, tool_name: 'old' }])).status).toBe(202);
+    await harness.sidecar.sweep(); // the sweep that starts the idle time of what it sees
+    harness.clock.advance(400);
+    expect((await harness.postNdjson([{ ...line, tool_name: 'recent' }])).status).toBe(202);
+    await harness.sidecar.sweep();
+    live = 400 * MiB; // far more than the few series could hold: all that may go, goes
+    harness.clock.advance(1);
+    expect((await harness.postNdjson([{ ...line, tool_name: 'recent' }])).status).toBe(202);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_tool_calls_total', { tool: 'old', status: 'ok' }))).toBeUndefined();
+    expect(samples.get(series('hermes_tool_calls_total', { tool: 'recent', status: 'ok' }))).toBe(2);
+    // Every series early expiry removed went as at its TTL: counted expired, by metric.
+    const expired = [...samples].filter(([name]) => name.startsWith('hermes_sidecar_series_expired_total{')).reduce((total, [, value]) => total + value, 0);
+    expect(samples.get(series('hermes_sidecar_series_expired_total', { metric: 'hermes_tool_calls_total' }))).toBe(1);
+    expect(samples.get('hermes_sidecar_memory_series_shed_total')).toBe(expired);
+    expect(expired).toBeGreaterThanOrEqual(1);
+    expect((await harness.web.get('/-/ready')).text).toMatch(/ingest is accepted and [1-9]\d* idle series were expired early/);
   });
 });
