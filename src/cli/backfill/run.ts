@@ -81,8 +81,8 @@ export async function runBackfill(argv: readonly string[], io: BackfillIo): Prom
     return 0;
   } catch (error) {
     if (!(error instanceof BackfillError)) throw error;
-    io.stderr(`backfill: ${error.message}\n`);
-    if (error.code === 'usage') io.stderr(`\n${BACKFILL_HELP}`);
+    // One sentence and where to look, not 30 lines of usage burying it.
+    io.stderr(`backfill: ${error.message}${error.code === 'usage' ? ' (see backfill --help)' : ''}\n`);
     return error.exitCode;
   } finally {
     for (const { db } of opened) db.close();

@@ -195,10 +195,12 @@ describe('backfill without a database or the binding', () => {
     expect(ran.stderr).toContain('npm install better-sqlite3@12.11.1');
   });
 
-  it('answers --help on stdout and a bad option with a suggestion and the usage (exit 2)', async () => {
+  it('answers --help on stdout and a bad option with one line: a suggestion and a pointer to --help (exit 2)', async () => {
     expect((await backfill(['--help'])).stdout).toMatch(/^Usage: hermes-prometheus-sidecar backfill /);
     const typo = await backfill(['--untill', '0']);
     expect(typo.code).toBe(2);
-    expect(typo.stderr).toMatch(/^backfill: --untill is not an option: did you mean --until\?\n\nUsage: /);
+    expect(typo.stderr).toBe('backfill: --untill is not an option: did you mean --until? (see backfill --help)\n');
+    const bogus = await backfill(['--bogus']);
+    expect(bogus.stderr).toBe('backfill: --bogus is not an option (see backfill --help)\n');
   });
 });
