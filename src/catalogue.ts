@@ -98,6 +98,7 @@ const ORDER = [
   'sessionsInferred',
   'sessionsUnobserved',
   'outputSpeedUnmeasured',
+  'firstChunkUnmeasured',
   'eventsReceived',
   'eventsRejected',
   'eventsDropped',

@@ -26,7 +26,7 @@ const AUXILIARY = '`kind="auxiliary"` needs `pre/post_auxiliary_call` (newer Her
 export const FED_BY = {
   apiRequests: { feed: 'hermes', by: `\`post_api_request\` (success), \`api_request_error\` (error); ${AUXILIARY}` },
   apiRequestDuration: { feed: 'hermes', by: '`api_duration` (s) of `post_api_request` / `api_request_error`' },
-  apiTimeToFirstChunk: { feed: 'partial', by: '`first_chunk_at` − `started_at` of `post_api_request` (`outcome="success"`); `outcome="error"` from `api_request_error`\'s `first_chunk_at`, which Hermes 0.21 passes (agent/api_request_hooks.py); streamed calls only' },
+  apiTimeToFirstChunk: { feed: 'partial', by: '`first_chunk_at` − `started_at` of `post_api_request` (`outcome="success"`); `outcome="error"` from `api_request_error`\'s `first_chunk_at`, which Hermes 0.21 passes (agent/api_request_hooks.py); streamed calls only, and only the first attempt of a call to end (later ones count in hermes_sidecar_time_to_first_chunk_unmeasured_total)' },
   apiErrors: { feed: 'hermes', by: '`api_request_error`: `reason`, `error_type` (the plugin forwards `error["type"]`) as `error_class`, `status_code`, `retryable`' },
   apiRetries: { feed: 'hermes', by: '`api_request_error`: `retryable`, `retry_count`, `max_retries`' },
   apiRetriesExhausted: { feed: 'hermes', by: '`api_request_error`: `retryable`, `retry_count`, `max_retries`' },
@@ -94,6 +94,7 @@ export const FED_BY = {
   orphanedSpans: { feed: 'sidecar', by: 'span tables (TTL and size bound)' },
   sessionsInferred: { feed: 'hermes', by: '`pre_llm_call` `session_id`, `platform` of a session with no `on_session_start` seen' },
   sessionsUnobserved: { feed: 'sidecar', by: 'the session table (TTL and size bound), `subagent_stop` `child_session_id`, `on_session_finalize` without a seen start, unpriced calls' },
+  firstChunkUnmeasured: { feed: 'sidecar', by: '`api_request_error` or `post_api_request` with `first_chunk_at` whose `api_request_id` had a failed attempt before' },
   outputSpeedUnmeasured: { feed: 'sidecar', by: '`post_api_request` with `first_chunk_at` but no positive time after it, or no `usage.output_tokens`' },
 
   eventsReceived: { feed: 'sidecar', by: 'ingest' },
