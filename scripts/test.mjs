@@ -5,6 +5,7 @@
 // CI=true a missing tool fails instead).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import { preflight } from './preflight.mjs';
 
 const has = (command) => spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
 const run = (command, args, options = {}) => {
@@ -12,14 +13,14 @@ const run = (command, args, options = {}) => {
   return spawnSync(command, args, { stdio: options.capture ? ['inherit', 'pipe', 'pipe'] : 'inherit', encoding: 'utf8' });
 };
 
-const missing = ['promtool', 'prometheus', 'python3'].filter((tool) => !has(tool));
-if (missing.length > 0) {
-  const message = `missing tools: ${missing.join(', ')} — the suites that need them will be SKIPPED (install Debian's prometheus package and python3 to run everything)`;
+// Before anything runs: every skip for a missing tool is announced here, first.
+const { pyflakesPython, announcement } = preflight();
+if (announcement !== undefined) {
   if (process.env.CI === 'true') {
-    console.error(`npm test: ${message}; under CI nothing may be skipped`);
+    console.error(`npm test: ${announcement}; under CI nothing may be skipped`);
     process.exit(1);
   }
-  console.warn(`npm test: ${message}`);
+  console.warn(`npm test: ${announcement}`);
 }
 
 let failed = false;
@@ -63,19 +64,10 @@ if (has('python3')) {
 }
 
 // Python lint (pyflakes, Debian's python3-pyflakes): the plugin, its tests and the Python benches.
-// One counted check; missing pyflakes is a printed skip, or a failure under CI.
-const pyflakesPython = ['/usr/bin/python3', 'python3'].find(
-  (candidate) => spawnSync(candidate, ['-m', 'pyflakes', '--version'], { stdio: 'ignore' }).status === 0,
-);
+// One counted check; missing pyflakes was announced first (a failure under CI) and counts as a skip.
 if (pyflakesPython === undefined) {
-  const reason = 'python lint SKIPPED: pyflakes is not installed (apt-get install python3-pyflakes)';
-  if (process.env.CI === 'true') {
-    console.error(`npm test: ${reason}; under CI nothing may be skipped`);
-    failures += 1;
-  } else {
-    console.warn(`npm test: ${reason}`);
-    skipped += 1;
-  }
+  console.warn('npm test: python lint SKIPPED: pyflakes is not installed (apt-get install python3-pyflakes), as announced at the start');
+  skipped += 1;
 } else {
   const pythonFiles = ['plugin', ...readdirSync('bench').filter((name) => name.endsWith('.py')).map((name) => `bench/${name}`)];
   const lint = run(pyflakesPython, ['-m', 'pyflakes', ...pythonFiles]);

@@ -158,6 +158,8 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     exposition,
     telemetryPath: config.web.telemetryPath,
     version: VERSION,
+    ingestAddress: `${config.ingest.listen.host.includes(':') ? `[${config.ingest.listen.host}]` : config.ingest.listen.host}:${config.ingest.listen.port}`,
+    liveInstances: () => pipeline.instances.liveness().live,
     pacing: { minIntervalMs: config.web.minRenderIntervalSeconds * 1000 },
     ready,
     onScrapeError: (stage, error) => logger.error({ code: 'scrape_failed', stage, ...errorFields(error) }, 'scrape failed'),

@@ -65,7 +65,7 @@ const AUXILIARY = '`kind="auxiliary"` needs `pre/post_auxiliary_call` (newer Her
 const FEEDS_OUTSIDE_DECLARATIONS = {
   apiRequests: { feed: 'hermes', by: `\`post_api_request\` (success), \`api_request_error\` (error); ${AUXILIARY}` },
   apiRequestDuration: { feed: 'hermes', by: '`api_duration` (s) of `post_api_request` / `api_request_error`' },
-  apiTimeToFirstChunk: { feed: 'partial', by: '`first_chunk_at` − `started_at` of `post_api_request` (`outcome="success"`); `outcome="error"` from `api_request_error`\'s `first_chunk_at`, which Hermes 0.21 passes (agent/api_request_hooks.py); streamed calls only' },
+  apiTimeToFirstChunk: { feed: 'partial', by: '`first_chunk_at` − `started_at` of `post_api_request` (`outcome="success"`); `outcome="error"` from `api_request_error`\'s `first_chunk_at`, which Hermes 0.21 passes (agent/api_request_hooks.py); streamed calls only, and only the first attempt of a call to end (later ones count in hermes_sidecar_time_to_first_chunk_unmeasured_total)' },
   apiErrors: { feed: 'hermes', by: '`api_request_error`: `reason`, `error_type` (the plugin forwards `error["type"]`) as `error_class`, `status_code`, `retryable`' },
   apiRetries: { feed: 'hermes', by: '`api_request_error`: `retryable`, `retry_count`, `max_retries`' },
   apiRetriesExhausted: { feed: 'hermes', by: '`api_request_error`: `retryable`, `retry_count`, `max_retries`' },
@@ -82,6 +82,7 @@ const FEEDS_OUTSIDE_DECLARATIONS = {
   pluginInfo: { feed: 'plugin', by: '`plugin_heartbeat`: `hermes_version`, `plugin_version`, `profile` (Hermes 0.21 `ctx.profile_name`) of the instances whose heartbeat is live' },
   pluginValuesRefused: { feed: 'plugin', by: '`plugin_heartbeat` `refused_fields` (deltas per plugin instance)' },
   orphanedSpans: { feed: 'sidecar', by: 'span tables (TTL and size bound)' },
+  firstChunkUnmeasured: { feed: 'sidecar', by: '`api_request_error` or `post_api_request` with `first_chunk_at` whose `api_request_id` had a failed attempt before' },
   outputSpeedUnmeasured: { feed: 'sidecar', by: '`post_api_request` with `first_chunk_at` but no positive time after it, or no `usage.output_tokens`' },
   eventsIgnored: { feed: 'sidecar', by: 'ingest: hooks with no metric mapping' },
   lastEvent: { feed: 'sidecar', by: 'ingest' },

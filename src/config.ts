@@ -149,26 +149,32 @@ const FLAGS: readonly string[] = OPTIONS.map((option) => option.flag);
 /** Every environment variable the sidecar reads: one per option, and the two that carry a secret. */
 export const ENVIRONMENT_NAMES: readonly string[] = [...FLAGS.map(envName), ...Object.values(SECRET_ENV)];
 
+/** The binary's own switches: handled before options are parsed, offered as suggestions like them. */
+const SWITCHES: readonly string[] = ['help', 'version'];
+
 /** parseArgs' own messages name the option but not what to do; these say both, in one sentence. */
 function flagError(error: unknown): ConfigError {
   const { code, message } = error as { code?: string; message: string };
   const named = /'(-[^' ]*)/.exec(message)?.[1] ?? '';
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-    const near = closest(named.replace(/^-+/, ''), FLAGS);
+    const bare = named.replace(/^-+/, '');
+    // `--version=1` reaches here as option `--version` with a value: it exists, it takes none.
+    if (SWITCHES.includes(bare)) return new ConfigError(`${named} (from the command line) takes no value: write ${named} alone.`);
+    const near = closest(bare, [...FLAGS, ...SWITCHES]);
     return new ConfigError(
       near === undefined
-        ? `${named} (from the command line) is not an option: --help lists every option.`
-        : `${named} (from the command line) is not an option: did you mean --${near}?`,
+        ? `${named} (from the command line) is not an option (see --help).`
+        : `${named} (from the command line) is not an option: did you mean --${near}? (see --help)`,
     );
   }
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
-    return new ConfigError(`${named} (from the command line) needs a value: write ${named}=VALUE.`);
+    return new ConfigError(`${named} (from the command line) needs a value: write ${named}=VALUE (see --help).`);
   }
   if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
     const argument = /'([^']*)'/.exec(message)?.[1] ?? '';
-    return new ConfigError(`${show(argument)} (from the command line) is not an option: options are written --name=VALUE, and --help lists them.`);
+    return new ConfigError(`${show(argument)} (from the command line) is not an option: options are written --name=VALUE (see --help).`);
   }
-  return new ConfigError(`The command line cannot be read (${message}): --help lists every option.`);
+  return new ConfigError(`The command line cannot be read (${message}) (see --help).`);
 }
 
 function parseFlags(argv: readonly string[]): Record<string, string | undefined> {

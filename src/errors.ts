@@ -11,9 +11,11 @@ export const ERRORS = {
   invalid_encoding: { status: 400, rejected: 'invalid_json', message: 'the request body could not be decompressed' },
   body_timeout: { status: 408, rejected: 'body_timeout', message: 'the request body did not arrive in time' },
   unauthorized: { status: 401, rejected: 'unauthorized', message: 'a valid bearer token is required' },
-  signature_missing: { status: 401, rejected: 'bad_signature', message: 'the X-Hermes-Signature-256 header is missing' },
+  signature_missing: { status: 401, rejected: 'missing_signature', message: 'the X-Hermes-Signature-256 header is missing' },
   bad_signature: { status: 403, rejected: 'bad_signature', message: 'the webhook signature does not match' },
   not_found: { status: 404, rejected: undefined, message: 'not found' },
+  // An ingest URL opened in a browser or with curl's default GET: the route exists, only for POST.
+  method_not_allowed: { status: 405, rejected: undefined, message: 'this ingest route accepts only POST', allow: 'POST' },
   webhooks_disabled: { status: 404, rejected: undefined, message: 'webhooks are disabled: no webhook secret is configured' },
   too_large: { status: 413, rejected: 'too_large', message: 'the request body is over the size limit (after decompression); split it' },
   too_many_events: { status: 413, rejected: 'too_large', message: 'the request has more events than allowed; split it' },
@@ -21,6 +23,12 @@ export const ERRORS = {
     status: 415,
     rejected: 'unsupported_media_type',
     message: 'use Content-Type application/x-ndjson or application/json',
+  },
+  // /v1/hooks takes one signed JSON delivery: offering NDJSON there would invite a second 415.
+  unsupported_media_type_json: {
+    status: 415,
+    rejected: 'unsupported_media_type',
+    message: 'use Content-Type application/json',
   },
   unsupported_encoding: {
     status: 415,
@@ -45,7 +53,7 @@ export const ERRORS = {
   },
   shutting_down: { status: 503, rejected: undefined, message: 'the sidecar is shutting down; retry after the Retry-After delay' },
   internal: { status: 500, rejected: undefined, message: 'internal error' },
-} as const satisfies Record<string, { status: number; rejected: string | undefined; message: string }>;
+} as const satisfies Record<string, { status: number; rejected: string | undefined; message: string; allow?: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
 
@@ -58,6 +66,12 @@ export class SidecarError extends Error {
 
   get status(): number {
     return ERRORS[this.code].status;
+  }
+
+  /** The methods a 405 offers (the Allow header), else undefined. */
+  get allow(): string | undefined {
+    const entry = ERRORS[this.code];
+    return 'allow' in entry ? entry.allow : undefined;
   }
 
   /** Whether the sender should retry later (429/503 carry Retry-After). */

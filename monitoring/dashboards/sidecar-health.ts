@@ -173,6 +173,7 @@ const delivery = (q: Promql): RowSpec => ({
         { expr: sumBy(['reason'], q.rateOf('hermes_sidecar_sessions_unobserved_total')), legend: 'sessions {{reason}}' },
         { expr: sumBy(['platform'], q.rateOf('hermes_sidecar_sessions_inferred_total')), legend: 'sessions inferred (start skipped by Hermes) {{platform}}' },
         { expr: sumBy(['reason'], q.rateOf('hermes_sidecar_output_speed_unmeasured_total')), legend: 'output speed {{reason}}' },
+        { expr: sumBy(['reason'], q.rateOf('hermes_sidecar_time_to_first_chunk_unmeasured_total')), legend: 'time to first chunk {{reason}}' },
       ],
     }),
     timeseries({

@@ -127,6 +127,22 @@ class AllowListTest(unittest.TestCase):
                 self.assertEqual(event["data"], EXPECTED[key])
         self.assertEqual(manager.failures, [])
 
+    def test_agent_loop_stopped_never_forwards_profile_home(self):
+        # Newer Hermes adds profile_home (a filesystem path) to agent_loop_stopped; the allow-list
+        # in contract.json keeps it in the plugin, with every other unlisted kwarg.
+        manager, bridge = self.load()
+        home = "/home/alice/.hermes/profiles/work-secret"
+        self.assertEqual(manager.invoke_hook(
+            "agent_loop_stopped", session_key="agent:main:telegram:dm:123456", platform="telegram",
+            reason="user_stop", invalidation_reason="session_interrupt", profile_home=home), [])
+        self.assertTrue(bridge.flush(2.0))
+        events = self.sidecar.events()
+        self.assertEqual([event["event"] for event in events], ["agent_loop_stopped"])
+        self.assertEqual(events[0]["data"], {"platform": "telegram", "reason": "user_stop"})
+        self.assertNotIn(b"work-secret", self.sidecar.raw_bytes())
+        self.assertNotIn(b"profile_home", self.sidecar.raw_bytes())
+        self.assertEqual(manager.failures, [])
+
     def test_envelope_variant_sends_data_fields_and_only_an_error_flag(self):
         manager, bridge = self.load(observer_hooks=True)
         cases = support.observer_payloads()

@@ -9,6 +9,7 @@ identifiers so the test is not vacuous: valid values must arrive unchanged.
 
 import random
 import re
+import os
 import unittest
 
 from plugin.tests import support
@@ -209,3 +210,26 @@ class HostFieldsTest(unittest.TestCase):
         self.assertEqual(host.hermes_version({"hermes_cli": package}, lambda name: None), "0.21.3")
         self.assertEqual(host.hermes_version({"hermes_cli": package}, lambda name: "0.21.5"), "0.21.5")
         self.assertIsNone(host.hermes_version({}, lambda name: None))
+
+    def test_a_version_computed_at_import_from_an_install_stamp_is_read(self):
+        # Newer Hermes source computes hermes_cli.__version__ when the package is imported (from its
+        # install stamp) instead of writing a literal: the bridge reads the attribute of the loaded
+        # module at register time, so the computed value is what it sends.
+        import importlib.util
+        import tempfile
+        host = __import__("hermes_prometheus_bridge.host", fromlist=["hermes_version"])
+        with tempfile.TemporaryDirectory() as root:
+            package_dir = os.path.join(root, "hermes_cli_stamped")
+            os.mkdir(package_dir)
+            with open(os.path.join(package_dir, "install-stamp.json"), "w") as stamp:
+                stamp.write('{"version": "0.22.1"}')
+            with open(os.path.join(package_dir, "__init__.py"), "w") as init:
+                init.write("import json, os\n"
+                           "def _stamped():\n"
+                           "    with open(os.path.join(os.path.dirname(__file__), 'install-stamp.json')) as f:\n"
+                           "        return json.load(f)['version']\n"
+                           "__version__ = _stamped()\n")
+            spec = importlib.util.spec_from_file_location("hermes_cli_stamped", os.path.join(package_dir, "__init__.py"))
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        self.assertEqual(host.hermes_version({"hermes_cli": module}, lambda name: None), "0.22.1")

@@ -125,6 +125,7 @@ export const VALUES = {
     'unknown_shape',
     'unauthorized',
     'bad_signature',
+    'missing_signature',
     'too_large',
     'unsupported_media_type',
     'memory_limit',

@@ -60,15 +60,22 @@ function refuseOverMemoryLimit(guard: MemoryGuard | undefined): RequestHandler {
   return (_request, _response, next) => next(guard?.refusesIngest() === true ? new SidecarError('memory_limit') : undefined);
 }
 
-export function requireMediaType(accepted: (format: BodyFormat) => boolean = () => true): RequestHandler {
+/** Refuses a body whose media type the route does not read, with the 415 that names what it does read. */
+export function requireMediaType(
+  accepted: (format: BodyFormat) => boolean = () => true,
+  refusal: 'unsupported_media_type' | 'unsupported_media_type_json' = 'unsupported_media_type',
+): RequestHandler {
   return (request, _response, next) => {
     const format = bodyFormat(request);
-    next(format !== undefined && accepted(format) ? undefined : new SidecarError('unsupported_media_type'));
+    next(format !== undefined && accepted(format) ? undefined : new SidecarError(refusal));
   };
 }
 
 /** Webhook deliveries are single JSON objects. */
-export const requireJson = (): RequestHandler => requireMediaType((format) => format === 'json');
+export const requireJson = (): RequestHandler => requireMediaType((format) => format === 'json', 'unsupported_media_type_json');
+
+/** Any other method on an ingest route: 405 with `Allow: POST`, not the 404 of an unknown path. */
+export const refuseOtherMethods = (): RequestHandler => (_request, _response, next) => next(new SidecarError('method_not_allowed'));
 
 /** The checks every ingest route runs before reading a body. */
 export function admissionChecks(options: IngestRouteOptions): RequestHandler[] {

@@ -82,6 +82,7 @@ export function errorHandler(options: ErrorHandlerOptions): ErrorRequestHandler 
     }
     options.rejections.request(failure.code);
     if (failure.retryable) response.set('Retry-After', String(options.retryAfterSeconds));
+    if (failure.allow !== undefined) response.set('Allow', failure.allow);
     response.status(failure.status).json({ error: failure.code, message: failure.message });
   };
 }

@@ -1,7 +1,7 @@
 /** POST /v1/events: plugin lines, envelopes and flat kwargs as NDJSON or JSON, optionally gzip. */
 import { Router, type RequestHandler } from 'express';
 import { decodeBodyInSlices, type BodyFormat, type DecodedBody, type DecodeOptions } from '../contract/decode.js';
-import { admissionChecks, bodyFormat, EVENTS_ROUTE, requireMediaType, type IngestRouteOptions } from './admission.js';
+import { admissionChecks, bodyFormat, EVENTS_ROUTE, refuseOtherMethods, requireMediaType, type IngestRouteOptions } from './admission.js';
 import { requireBearerToken } from './auth.js';
 import { bodyOf, rawBody, withoutBom } from './body.js';
 import { submitDecoded } from './submission.js';
@@ -41,5 +41,6 @@ export function eventsRouter(options: EventsRouteOptions): Router {
     rawBody(options, options.maxBodyBytes),
     eventsHandler(options),
   );
+  router.all(EVENTS_ROUTE, refuseOtherMethods());
   return router;
 }

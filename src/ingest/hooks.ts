@@ -15,7 +15,7 @@ import { deliveryKey, readWebhookDelivery } from '../contract/webhook.js';
 import { SidecarError } from '../errors.js';
 import { bodyOf, rawBody, withoutBom } from './body.js';
 import { RecentIds } from './recent.js';
-import { admissionChecks, HOOKS_ROUTE, requireJson, type IngestRouteOptions } from './admission.js';
+import { admissionChecks, HOOKS_ROUTE, refuseOtherMethods, requireJson, type IngestRouteOptions } from './admission.js';
 import { submitDecoded } from './submission.js';
 
 const SIGNATURE = /^sha256=([0-9a-f]{64})$/i;
@@ -83,6 +83,7 @@ export function hooksRouter(options: IngestRouteOptions, hooks: HooksRouteOption
   const { secret } = hooks;
   if (secret === undefined) {
     router.post(HOOKS_ROUTE, (_request, _response, next) => next(new SidecarError('webhooks_disabled')));
+    router.all(HOOKS_ROUTE, refuseOtherMethods());
     return router;
   }
   const recent = new RecentIds(hooks.dedupeWindow);
@@ -94,5 +95,6 @@ export function hooksRouter(options: IngestRouteOptions, hooks: HooksRouteOption
     verifySignature(secret),
     deliveryHandler(options, hooks, recent),
   );
+  router.all(HOOKS_ROUTE, refuseOtherMethods());
   return router;
 }

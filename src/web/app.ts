@@ -49,15 +49,41 @@ export interface WebAppOptions {
   readonly maxHeldBytes?: number;
   /** When renders may start (renders.ts; DEFAULT_MIN_RENDER_INTERVAL_MS apart by default). */
   readonly pacing?: RenderPacing;
+  /** The configured ingest listen address (host:port), shown on the landing page. */
+  readonly ingestAddress?: string;
+  /** Plugin instances live now, by the liveness rule hermes_plugin_instances reports. */
+  readonly liveInstances?: () => number;
 }
 
-function landingPage(telemetryPath: string, version: string): string {
+const HTML_ESCAPES: ReadonlyMap<string, string> = new Map([['&', '&amp;'], ['<', '&lt;'], ['>', '&gt;'], ['"', '&quot;'], ["'", '&#39;']]);
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (char) => HTML_ESCAPES.get(char) ?? char);
+
+/** What a newcomer opening the web port needs: where to send events, and whether any plugin reports. */
+function ingestStatus(options: WebAppOptions): string {
+  const lines: string[] = [];
+  if (options.ingestAddress !== undefined) {
+    lines.push(`<p>Ingest listener: <code>${escapeHtml(options.ingestAddress)}</code> (POST <code>/v1/events</code> from the bridge plugin, <code>/v1/hooks</code> for signed webhooks).</p>`);
+  }
+  if (options.liveInstances !== undefined) {
+    const live = options.liveInstances();
+    lines.push(
+      live === 0
+        ? '<p>Live plugin instances: 0. No bridge plugin is reporting; see the README to install it.</p>'
+        : `<p>Live plugin instances: ${live}.</p>`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function landingPage(options: WebAppOptions): string {
+  const telemetryPath = escapeHtml(options.telemetryPath);
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><title>Hermes Prometheus sidecar</title></head>
 <body>
 <h1>Hermes Prometheus sidecar</h1>
-<p>Version ${version}. Prometheus metrics for Hermes Agent observer-hook events.</p>
+<p>Version ${escapeHtml(options.version)}. Prometheus metrics for Hermes Agent observer-hook events.</p>
+${ingestStatus(options)}
 <ul>
 <li><a href="${telemetryPath}">Metrics</a></li>
 <li><a href="/-/healthy">Health</a></li>
@@ -100,7 +126,6 @@ export function createWebApp(options: WebAppOptions): Express {
   // An ETag would hash every multi-megabyte exposition; scrapes are never conditional.
   app.disable('etag');
   const metrics = familiesFor(options.registry.metrics, WEB_APP_FAMILIES);
-  const page = landingPage(options.telemetryPath, options.version);
 
   const renders = new SharedRenders({
     exposition: options.exposition,
@@ -149,7 +174,8 @@ export function createWebApp(options: WebAppOptions): Express {
     response.status(ready ? 200 : 503).type('text/plain').send(`${reason}\n`);
   });
   app.get('/', (_request, response) => {
-    response.type('html').send(page);
+    // Rendered per request: the live count changes while the page stays open elsewhere.
+    response.type('html').send(landingPage(options));
   });
   app.use((_request, response) => {
     response.status(404).type('text/plain').send('Not found\n');

@@ -31,6 +31,11 @@ describe('start-up', () => {
       expect((await fetch(`${sidecar.web}/-/ready`)).status).toBe(200);
       const landing = await (await fetch(`${sidecar.web}/`)).text();
       expect(landing).toContain('<a href="/metrics">Metrics</a>');
+      expect(landing).toContain(`Ingest listener: <code>127.0.0.1:`);
+      expect(landing).toContain('Live plugin instances: 0.');
+      // the ingest URL opened with GET names the method it wants
+      const get = await fetch(`${sidecar.ingest}/v1/events`);
+      expect([get.status, get.headers.get('allow')]).toEqual([405, 'POST']);
       expect((await fetch(`${sidecar.web}/debug/pprof`)).status).toBe(404);
       // the web listener takes no events
       expect((await fetch(`${sidecar.web}/v1/events`, { method: 'POST' })).status).toBe(404);
@@ -54,6 +59,23 @@ describe('start-up', () => {
     expect(help.status).toBe(0);
     expect(help.stdout).toContain('--ingest.queue-capacity=VALUE');
     expect(run(['--version']).stdout).toBe(`hermes-prometheus-sidecar 0.1.0 (revision ${REVISION})\n  node ${process.version}\n`);
+    // the subcommands' options live in their own help, which the main help points to
+    expect(help.stdout).toContain('(backfill --help)');
+    expect(help.stdout).toContain('(install-plugin --help)');
+    const backfillHelp = run(['backfill', '--help']);
+    expect(backfillHelp.status).toBe(0);
+    expect(backfillHelp.stdout).toMatch(/^Usage: hermes-prometheus-sidecar backfill .*\n[\s\S]*--state-db PATH/);
+  });
+
+  it.each([
+    [['--hepl'], 'hermes-prometheus-sidecar: --hepl (from the command line) is not an option: did you mean --help? (see --help)\n'],
+    [['--version=1'], 'hermes-prometheus-sidecar: --version (from the command line) takes no value: write --version alone.\n'],
+    [['backfill', '--bogus'], 'backfill: --bogus is not an option. See backfill --help.\n'],
+  ])('answers the argument error %j in one line with a pointer to --help, no usage', (args, stderr) => {
+    const result = run(args);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toBe(stderr);
+    expect(result.stdout).toBe('');
   });
 
   it.each([

@@ -193,6 +193,23 @@ describe('415 Unsupported Media Type', () => {
   });
 });
 
+describe('405 Method Not Allowed', () => {
+  it.each([['/v1/events'], ['/v1/hooks']])('answers GET %s (the URL the demo prints) with 405 and Allow: POST', async (route) => {
+    const harness = startTestSidecar();
+    const response = await harness.ingest.get(route);
+    expect(response.status).toBe(405);
+    expect(response.headers.allow).toBe('POST');
+    expect(response.body.error).toBe('method_not_allowed');
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_sidecar_ingest_requests_total', { route, code: '405' }))).toBe(1);
+  });
+
+  it('still answers 404 to a path that is not an ingest route', async () => {
+    const harness = startTestSidecar();
+    expect((await harness.ingest.get('/v1/nothing')).status).toBe(404);
+  });
+});
+
 describe('429 Too Many Requests', () => {
   it('refuses with Retry-After when the queue is full, and counts the refused events', async () => {
     const harness = startTestSidecar({ 'ingest.queue-capacity': '2', 'ingest.retry-after-seconds': '7' });
@@ -244,6 +261,7 @@ describe('404 and headers', () => {
       expect(response.headers['x-powered-by']).toBeUndefined();
       expect(response.body).toEqual({ error: 'not_found', message: 'not found' });
     }
-    expect((await harness.ingest.get('/v1/events')).status).toBe(404);
+    // the ingest route itself exists: a GET there is the wrong method (405 above), not a missing page
+    expect((await harness.ingest.get('/v1/events')).status).toBe(405);
   });
 });

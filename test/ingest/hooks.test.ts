@@ -66,7 +66,9 @@ describe('signature', () => {
     expect(missing.body.error).toBe('signature_missing');
     const samples = await harness.samples();
     expect(samples.get(series('hermes_tool_calls_total', { tool: 'terminal', status: 'ok' }))).toBeUndefined();
-    expect(samples.get(series('hermes_sidecar_events_rejected_total', { reason: 'bad_signature' }))).toBe(4);
+    // a missing header is its own reason: a sender without the secret configured, not a forger
+    expect(samples.get(series('hermes_sidecar_events_rejected_total', { reason: 'bad_signature' }))).toBe(3);
+    expect(samples.get(series('hermes_sidecar_events_rejected_total', { reason: 'missing_signature' }))).toBe(1);
   });
 
   it('is disabled (404) when no secret is configured', async () => {
@@ -86,6 +88,11 @@ describe('signature', () => {
     expect(shape.status).toBe(400);
     const text = await harness.ingest.post('/v1/hooks').set({ 'Content-Type': 'text/plain', 'X-Hermes-Signature-256': sign('x') }).send('x');
     expect(text.status).toBe(415);
+    // the 415 offers only what this route reads: NDJSON is refused here too
+    expect(text.body).toEqual({ error: 'unsupported_media_type_json', message: 'use Content-Type application/json' });
+    const ndjsonBody = await harness.ingest.post('/v1/hooks').set({ 'Content-Type': 'application/x-ndjson', 'X-Hermes-Signature-256': sign('x') }).send('x');
+    expect(ndjsonBody.status).toBe(415);
+    expect(ndjsonBody.body.message).not.toContain('ndjson');
   });
 });
 

@@ -6,6 +6,7 @@ import { createMetricsRegistry } from '../../src/catalogue.js';
 import { createExposition } from '../../src/exposition/exposition.js';
 import { DEFAULT_BUCKETS } from '../../src/metrics/declare.js';
 import { series, parseSamples } from '../support/exposition.js';
+import { startTestSidecar } from '../support/sidecar.js';
 
 function webWith(options: { failCollect?: () => boolean; failRender?: () => boolean }) {
   const registry = createMetricsRegistry({ buckets: DEFAULT_BUCKETS, maxAgentSeries: 100, defaultMetrics: false });
@@ -73,5 +74,40 @@ describe('HEAD /metrics', () => {
     const samples = parseSamples((await request(app).get('/metrics').expect(200)).text);
     expect([collected, rendered]).toEqual([1, 1]);
     expect(samples.get('hermes_sidecar_scrape_renders_total')).toBe(1);
+  });
+});
+
+describe('landing page', () => {
+  it('shows the ingest address and the live plugin instances, by the rule hermes_plugin_instances uses', async () => {
+    const harness = startTestSidecar();
+    const before = (await harness.web.get('/').expect(200)).text;
+    expect(before).toContain('Ingest listener: <code>127.0.0.1:0</code>');
+    expect(before).toContain('Live plugin instances: 0. No bridge plugin is reporting');
+    const heartbeat = (instance: string) => ({ event: 'plugin_heartbeat', instance, data: { interval_seconds: 5, dropped: {} } });
+    await harness.postNdjson([heartbeat('a'), heartbeat('b')]);
+    expect((await harness.web.get('/').expect(200)).text).toContain('Live plugin instances: 2.</p>');
+    expect((await harness.samples()).get(series('hermes_plugin_instances', { state: 'live' }))).toBe(2);
+    // two missed heartbeats later both are stale: the page and the metric agree again
+    harness.clock.advance(16);
+    expect((await harness.web.get('/').expect(200)).text).toContain('Live plugin instances: 0.');
+    expect((await harness.samples()).get(series('hermes_plugin_instances', { state: 'live' }))).toBe(0);
+  });
+
+  it('escapes what it shows from configuration', async () => {
+    const registry = createMetricsRegistry({ buckets: DEFAULT_BUCKETS, maxAgentSeries: 100, defaultMetrics: false });
+    const app = createWebApp({
+      registry,
+      exposition: createExposition(registry),
+      telemetryPath: '/metrics',
+      version: 'test',
+      ingestAddress: '<b>&',
+      liveInstances: () => 3,
+      ready: () => ({ ready: true, reason: 'Ready' }),
+      onScrapeError: () => undefined,
+      collectors: [],
+    });
+    const page = (await request(app).get('/').expect(200)).text;
+    expect(page).toContain('<code>&lt;b&gt;&amp;</code>');
+    expect(page).toContain('Live plugin instances: 3.</p>');
   });
 });

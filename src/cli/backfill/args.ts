@@ -134,7 +134,7 @@ function* options(argv: readonly string[]): Generator<{ name: string; value: str
     const name = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
     if (!KNOWN.includes(name)) {
       const meant = arg.startsWith('-') ? closest(name, KNOWN) : undefined;
-      throw new BackfillError('usage', `${arg.startsWith('-') ? name : 'an argument'} is not an option${meant === undefined ? '' : `: did you mean ${meant}?`}`);
+      throw new BackfillError('usage', `${arg.startsWith('-') ? name : 'an argument'} is not an option${meant === undefined ? '.' : `: did you mean ${meant}?`}`);
     }
     if (!(OPTIONS_WITH_VALUE as readonly string[]).includes(name)) {
       yield { name, value: undefined };

@@ -5,6 +5,7 @@ import { UNKNOWN } from '../../wireText.js';
 import type { CounterHandle, Exemplar, Families, HistogramHandle } from '../../metrics/registry.js';
 import { compositeKey, spanTable, type RecorderContext } from './context.js';
 import { PRICING_VALUES, costOf, type CallCost } from './pricing.js';
+import { RetriedCalls } from './retriedCalls.js';
 import { VALUES, type ValueOf } from '../../contract/vocabulary.js';
 import { OPEN, counter, gauge, histogram, type Declarations } from '../../metrics/declare.js';
 
@@ -20,6 +21,8 @@ export const API_VALUES = {
    * no_output_tokens when its usage has no output count.
    */
   output_speed_unmeasured_reason: ['no_interval', 'no_output_tokens'],
+  /** Why a streamed attempt has no time to first chunk: an earlier attempt of its call had failed (retriedCalls.ts). */
+  first_chunk_unmeasured_reason: ['after_failed_attempt'],
 } as const satisfies Record<string, readonly string[]>;
 
 const API_LABELS = { kind: VALUES.api_kind, provider: OPEN, model: OPEN } as const;
@@ -54,6 +57,8 @@ export const API_FAMILIES = {
     'Output speed of streamed successful provider calls: output tokens over the time from the first chunk to the end of the call (api_duration − time to first chunk).'),
   outputSpeedUnmeasured: counter('hermes_sidecar_output_speed_unmeasured_total', { reason: API_VALUES.output_speed_unmeasured_reason }, 'delivery',
     'Streamed successful provider calls left out of hermes_api_output_tokens_per_second, by why ({reason}).'),
+  firstChunkUnmeasured: counter('hermes_sidecar_time_to_first_chunk_unmeasured_total', { reason: API_VALUES.first_chunk_unmeasured_reason }, 'delivery',
+    'Streamed provider API attempts left out of hermes_api_time_to_first_chunk_seconds, by why ({reason}): Hermes times every attempt from the start of the logical call, so after a failed attempt the interval would include it and its backoff.'),
   apiRequestsInFlight: gauge('hermes_api_requests_in_flight', { kind: VALUES.api_kind, provider: OPEN }, 'agent',
     'Provider API attempts started and not yet finished (moved as attempts start and finish; at 0 for the series TTL, the series expires).', { computed: true }),
 
@@ -248,6 +253,7 @@ export class ApiRecorder {
   private callsGeneration: number;
   // Keyed by kind and api_request_id: retries reuse the id, and a post/error closes the open attempt.
   private readonly inFlight;
+  private readonly retried: RetriedCalls;
 
   constructor(
     private readonly context: RecorderContext,
@@ -255,6 +261,7 @@ export class ApiRecorder {
   ) {
     this.inFlight = spanTable<OpenAttempt>(context, 'api', undefined, (attempt) => this.metrics.apiRequestsInFlight.dec(attempt));
     this.callsGeneration = context.labels.generation;
+    this.retried = new RetriedCalls(context);
   }
 
   /** How many (kind, provider, model) series the recorder keeps (for tests: bounded by the caps). */
@@ -286,7 +293,8 @@ export class ApiRecorder {
       call.duration('success').observe(seconds, exemplar);
       call.operationDuration('', seconds, exemplar);
     }
-    if (event.timeToFirstChunkSeconds !== undefined) call.timeToFirstChunk('success').observe(event.timeToFirstChunkSeconds);
+    const afterFailure = event.call.requestId !== undefined && this.retried.succeeded(compositeKey(event.call.kind, event.call.requestId));
+    this.observeFirstChunk(call, 'success', event.timeToFirstChunkSeconds, afterFailure);
     call.finishReason(this.context.labels.value('finish_reason', event.finishReason));
     if (event.usage !== undefined) this.recordUsage(call, event.usage);
     this.recordContextUse(call, event);
@@ -305,7 +313,8 @@ export class ApiRecorder {
       call.duration('error').observe(seconds, exemplar);
       call.operationDuration(reason, seconds, exemplar);
     }
-    if (event.timeToFirstChunkSeconds !== undefined) call.timeToFirstChunk('error').observe(event.timeToFirstChunkSeconds);
+    const afterFailure = event.call.requestId !== undefined && this.retried.failed(compositeKey(event.call.kind, event.call.requestId));
+    this.observeFirstChunk(call, 'error', event.timeToFirstChunkSeconds, afterFailure);
     // Label objects written out rather than spread: a spread plus added keys makes an object
     // V8 reads slowly, and storage reads each label of it.
     const { kind, provider, model } = labels;
@@ -325,6 +334,13 @@ export class ApiRecorder {
 
   private *everyCall(): Generator<CallSeries> {
     for (const byProvider of Object.values(this.calls)) for (const byModel of byProvider.values()) yield* byModel.values();
+  }
+
+  /** A time to first chunk measures one attempt only when no attempt of its call failed before it. */
+  private observeFirstChunk(call: CallSeries, outcome: 'success' | 'error', seconds: number | undefined, afterFailure: boolean): void {
+    if (seconds === undefined) return;
+    if (afterFailure) this.metrics.firstChunkUnmeasured.inc({ reason: 'after_failed_attempt' });
+    else call.timeToFirstChunk(outcome).observe(seconds);
   }
 
   /** Closes the open attempt (if its pre event was seen) and returns the call's series. */

@@ -26,7 +26,7 @@ describe('arguments', () => {
     [['--label', 'job=a', '--label', 'job=b'], '--label job is given more than once.'],
     [['--out', 'a', '--out', 'b'], '--out is given more than once.'],
     [['--until'], '--until needs a value.'],
-    [['stray'], 'an argument is not an option'],
+    [['stray'], 'an argument is not an option.'],
     [['--until', '9000000000000'], '--until must be an RFC 3339 time (2026-07-01T00:00:00Z) or Unix seconds, from 1970 to 9999.'],
     [['--from', '2026-13-01T00:00:00Z'], '--from must be an RFC 3339 time'],
     [['--max-memory', '63Mi'], '--max-memory must be a size of at least 64 MiB'],

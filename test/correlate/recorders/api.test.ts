@@ -56,6 +56,29 @@ describe('ApiRecorder', () => {
     expect(samples.get(series('hermes_cost_usd_total', { ...LABELS, pricing: 'config' }))).toBe(3);
   });
 
+  it('times the first chunk only for the first attempt of a call to end: later ones span the failed attempts before them', async () => {
+    // Hermes 0.21 sets api_start_time once per logical call, before its retry loop
+    // (agent/conversation_loop.py, 73e5b5db), and every attempt reports it as started_at.
+    const { harness, api } = setup();
+    const retried: ApiCall = { ...CALL, requestId: 't1:api:2' };
+    const failed = { type: 'api_attempt_failed', call: retried, reason: 'timeout', retryable: true, maxRetries: 3 } as const;
+    api.failed({ ...failed, retryCount: 0, timeToFirstChunkSeconds: 0.5 }, START);
+    api.failed({ ...failed, retryCount: 1, timeToFirstChunkSeconds: 9 }, START);
+    api.succeeded({ type: 'api_attempt_succeeded', call: retried, timeToFirstChunkSeconds: 14 }, START);
+    // A call with no failed attempt is timed, and so is a new call after the retried one ended.
+    api.succeeded({ type: 'api_attempt_succeeded', call: { ...CALL, requestId: 't1:api:3' }, timeToFirstChunkSeconds: 0.25 }, START);
+    api.succeeded({ type: 'api_attempt_succeeded', call: retried, timeToFirstChunkSeconds: 0.75 }, START);
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_api_time_to_first_chunk_seconds_count', { ...LABELS, outcome: 'error' }))).toBe(1);
+    expect(samples.get(series('hermes_api_time_to_first_chunk_seconds_sum', { ...LABELS, outcome: 'error' }))).toBe(0.5);
+    expect(samples.get(series('hermes_api_time_to_first_chunk_seconds_count', { ...LABELS, outcome: 'success' }))).toBe(2);
+    expect(samples.get(series('hermes_api_time_to_first_chunk_seconds_sum', { ...LABELS, outcome: 'success' }))).toBe(1);
+    expect(samples.get(series('hermes_sidecar_time_to_first_chunk_unmeasured_total', { reason: 'after_failed_attempt' }))).toBe(2);
+    // every attempt still counts as a request
+    expect(samples.get(series('hermes_api_requests_total', { ...LABELS, outcome: 'error' }))).toBe(2);
+    expect(samples.get(series('hermes_api_requests_total', { ...LABELS, outcome: 'success' }))).toBe(3);
+  });
+
   it('records a failed attempt: error labels, and a retry or an exhausted call by the retry fields', async () => {
     const { harness, api } = setup();
     const failed = { type: 'api_attempt_failed', call: CALL, reason: 'rate_limit', errorType: 'RateLimitError', statusCode: 429 } as const;

@@ -12,8 +12,8 @@ describe('createRecorders', () => {
   it('gathers every recorder declaration, each family once', () => {
     expect(RECORDER_FAMILIES.apiRequests).toBe(API_FAMILIES.apiRequests);
     expect(RECORDER_FAMILIES.toolCalls).toBe(TOOL_FAMILIES.toolCalls);
-    // 17 API, 5 turn, 4 tool, 4 approval, 10 session, 4 subagent, 4 run, 10 delivery, 1 interrupt, 2 plugin report.
-    expect(Object.keys(RECORDER_FAMILIES)).toHaveLength(62);
+    // 18 API, 5 turn, 4 tool, 4 approval, 10 session, 4 subagent, 4 run, 10 delivery, 1 interrupt, 2 plugin report.
+    expect(Object.keys(RECORDER_FAMILIES)).toHaveLength(63);
   });
 
   it('builds the recorders on the families they declare, with the delivery recorder it is given', async () => {
