@@ -12,6 +12,7 @@ import type { MonitoringConfig } from '../config.js';
 import { histogramSeries, lines, series } from '../promql.js';
 import { budgetAlertGroups } from './budget.js';
 import { RECORDING as R } from './recording.js';
+import { runbookUrl } from './runbook.js';
 import type { AlertingRule, RuleGroup, Severity } from './types.js';
 
 interface AlertSpec {
@@ -21,11 +22,6 @@ interface AlertSpec {
   readonly expr: string;
   readonly summary: string;
   readonly description: string;
-}
-
-/** GitHub turns the heading `## HermesFooBar` into the anchor `#hermesfoobar`. */
-export function runbookUrl(runbookBase: string, alertName: string): string {
-  return `${runbookBase}#${alertName.toLowerCase()}`;
 }
 
 const alert = (spec: AlertSpec): AlertSpec => spec;

@@ -19,7 +19,7 @@
  */
 import type { MonitoringConfig, SloObjective } from '../config.js';
 import { lines, series } from '../promql.js';
-import { runbookUrl } from './alerts.js';
+import { runbookUrl } from './runbook.js';
 import type { AlertingRule, RecordingRule, RuleGroup, Severity } from './types.js';
 
 export const SLO_SERVICE = 'hermes';
