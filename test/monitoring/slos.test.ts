@@ -106,7 +106,7 @@ describe('SLO scenarios under the default objectives', () => {
     // The model the promtool tests check, on a history too long for a quick promtool run.
     const healthy = Array.from({ length: 360 }, () => ({ good: 25, bad: 0 }));
     const steps = [...healthy, ...Array.from({ length: 10 }, () => ({ good: 0, bad: 24 })), ...healthy.slice(0, 40)];
-    const scenario = { name: 'long history', stepMinutes: 1, hosts: [{ instance: 'long', steps }], checks: [], story: '' };
+    const scenario = { name: 'long history', stepMinutes: 1, file: 'outage' as const, hosts: [{ instance: 'long', steps }], checks: [], story: '' };
     const critical = simulate(availability, scenario)[0]?.firing.critical ?? [];
     // 1 h window at minute 5: 120 / (120 + 55 x 25) = 0.080 > 14.4 x 0.005 = 0.072; at minute 4: 0.064.
     expect(Math.min(...critical)).toBe(365);
@@ -165,7 +165,7 @@ describe('build({ slos })', () => {
 
   it('rebuilds the test expectations, and the rebuilt tests pass promtool', () => {
     for (const path of Object.values(SLO_TEST_FILES)) expect(contentsOf(stricter, path), path).not.toBe(contentsOf(committed, path));
-    expect(contentsOf(stricter, SLO_TEST_FILES.fast)).toContain('x = 0.001 (1 - 0.999)');
+    expect(contentsOf(stricter, SLO_TEST_FILES.outage)).toContain('x = 0.001 (1 - 0.999)');
     const tool = promtool();
     if (tool.path === undefined) {
       console.log(`skipped promtool on the rebuilt bundle: ${tool.skipReason ?? ''}`);
@@ -283,6 +283,6 @@ describe('the rule-test generator', () => {
     expect(selectorLabels('job=~"agents-.*"')).toBeUndefined();
     const files = build({ selector: 'job=~"agents-.*"' }).map((file) => file.path);
     expect(files).toContain(RULE_FILES.sloAlerts);
-    expect(files).not.toContain(SLO_TEST_FILES.fast);
+    expect(files).not.toContain(SLO_TEST_FILES.outage);
   });
 });
