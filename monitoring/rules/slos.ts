@@ -8,7 +8,7 @@
  * listed, so `job`, `instance` and target labels survive. Those per-host series carry `sloth_id`,
  * `sloth_slo` and `sloth_window` but no `sloth_service`; one fleet aggregate per SLO carries
  * `sloth_service` too, so sloth's Grafana dashboard (grafana.com 14348), which selects by
- * `sloth_service` and `sloth_slo`, reads exactly one series per SLO (test/monitoring/sloth-dashboard.test.ts).
+ * `sloth_service` and `sloth_slo`, reads exactly one series per SLO (test/deploy/sloth-dashboard.deploy.ts).
  *
  * Every ratio over more than 6 hours, and the 30-day budget, is errors over events: the sum over
  * the window of the recorded 5-minute error rate divided by the sum of the recorded 5-minute
