@@ -196,7 +196,7 @@ const agentAlerts = ({ selector, thresholds, histograms }: MonitoringConfig): Ru
         // Calls in flight all along and none finished: every ratio is absent, so no burn alert
         // can see it. The guard (calls in the last 6 hours) keeps a host that rarely calls quiet.
         expr: lines(
-          `min_over_time((sum without (kind) (${series('hermes_api_requests_in_flight', selector)}))[${thresholds.hungCallMinutes}m:1m]) > 0`,
+          `sum without (kind) (min_over_time(${series('hermes_api_requests_in_flight', selector)}[${thresholds.hungCallMinutes}m])) > 0`,
           'and',
           `sum without (kind, model, outcome) (increase(${series('hermes_api_requests_total', selector)}[${thresholds.hungCallMinutes}m])) == 0`,
           'and',

@@ -333,13 +333,14 @@ export const HOSTS = {
 } as const;
 
 /**
- * 20 busy hours at 5-minute steps (1000 calls an hour: four steps of 84 calls and eight of 83,
- * one failure an hour), then 4 quiet hours with a call every other step, the 6th and 18th failing.
- * True budget left: 1 - (22 / 20024) / (1 - objective).
+ * 20 busy hours at 5-minute steps (1001 calls an hour: one step of 85 calls, three of 84 and
+ * eight of 83, one failure an hour; 1001 so no window sits exactly on a 0.999 objective's
+ * threshold), then 4 quiet hours with a call every other step, the 6th and 18th failing.
+ * True budget left: 1 - (22 / 20044) / (1 - objective).
  */
 export function burstyDay(): StepTraffic[] {
   const hour = Array.from({ length: 12 }, (_unused, index) => {
-    const calls = index < 4 ? 84 : 83;
+    const calls = index === 0 ? 85 : index < 4 ? 84 : 83;
     return index === 6 ? { good: calls - 1, bad: 1 } : { good: calls, bad: 0 };
   });
   const busy = Array.from({ length: 20 }, () => hour).flat();
@@ -417,7 +418,7 @@ export function scenarios(sli: SliDefinition): Scenario[] {
       file: 'bursty' as const,
       hosts: bursty,
       checks: [...new Set([1, ...interestingSteps(sli, 5, bursty)])].sort((a, b) => a - b),
-      story: `${HOSTS.bursty}: 20 h busy (1000 calls an hour, 1 in 1000 failing), then 4 h quiet (one call every 10 minutes, 2 of the 24 failing)`,
+      story: `${HOSTS.bursty}: 20 h busy (1001 calls an hour, one failing), then 4 h quiet (one call every 10 minutes, 2 of the 24 failing)`,
     }]),
   ];
 }
