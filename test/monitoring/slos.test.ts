@@ -134,6 +134,10 @@ describe('SLO scenarios under the default objectives', () => {
     // The 1 h window's share above 14.4 x (1 - objective): 24t / (24t + 25 (60 - t)) > 0.072 from
     // t = 4.5 min at 99.5 %, > 0.144 from t = 8.95 min at 99 %.
     expect(minutes).toEqual({ 'provider-availability': 5, 'tool-success': 9, 'provider-latency': 9 });
+    // A partial outage, half of the calls failing: 12t / (1500 - t) > 0.072 from t = 8.95 min.
+    const partial = [...healthy, ...Array.from({ length: 15 }, () => ({ good: 12, bad: 12 }))];
+    const page = simulate(availability, { ...scenario, hosts: [{ instance: 'partial', steps: partial }] })[0]?.firing.critical ?? [];
+    expect(Math.min(...page) - healthy.length).toBe(9);
   });
 
   it('tells the true budget left after a bursty day, within two points of errors over events', () => {
