@@ -51,6 +51,15 @@ export interface Thresholds {
   readonly queueFillRatio: number;
   /** Spend rate in USD per hour, per sidecar (every provider and model together), over the last hour. */
   readonly costUsdPerHour: number;
+  /** Spend rate in USD per hour of every sidecar of a job together, over the last hour. */
+  readonly fleetCostUsdPerHour: number;
+  /**
+   * Events (attempts, tool calls, turns) a ratio alert's window must hold before the ratio may
+   * alert: below it one failure among a handful of calls is noise, not a trend.
+   */
+  readonly ratioMinEvents: number;
+  /** Minutes with provider calls in flight and none finishing before the hung-calls page (see HermesApiCallsHung). */
+  readonly hungCallMinutes: number;
   /**
    * Spend budget in USD per calendar month for everything the selector matches (summed per job
    * and the target labels that survive); unset means no budget rules and no budget panels.
@@ -110,13 +119,18 @@ export const defaults: MonitoringConfig = {
     maxIterationsTurnRatio: 0.1,
     queueFillRatio: 0.8,
     costUsdPerHour: 10,
+    fleetCostUsdPerHour: 50,
+    ratioMinEvents: 10,
+    hungCallMinutes: 10,
   },
-  // 99.5 % pages a total outage within 5 minutes (14.4 x 0.005 x 60 min = 4.3 min of errors in
-  // the 1 h window); 30 events per long window keep a host with a handful of calls quiet.
+  // The 14.4x page fires once the 1 h window holds 14.4 x (1 - objective) bad events: a total
+  // outage at steady traffic pages after 60 min x 14.4 x (1 - objective), 4.3 minutes at 99.5 %
+  // and 8.6 minutes at 99 % (at 95 % it would be 43 minutes, so no SLO here is looser than 99 %).
+  // 30 events per guard window keep a host with a handful of calls quiet.
   slos: {
     providerAvailability: { objective: 0.995, minEvents: 30 },
-    toolSuccess: { objective: 0.95, minEvents: 30 },
-    providerLatency: { objective: 0.95, minEvents: 30, thresholdSeconds: 81.92 },
+    toolSuccess: { objective: 0.99, minEvents: 30 },
+    providerLatency: { objective: 0.99, minEvents: 30, thresholdSeconds: 81.92 },
   },
   runbookBase: 'https://github.com/hermes-prometheus-sidecar/hermes-prometheus-sidecar/blob/main/docs/runbook.md',
   histograms: 'classic',

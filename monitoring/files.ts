@@ -2,6 +2,7 @@
  * Every file the monitoring bundle generates, as path → contents. build.ts writes them; the
  * test suite regenerates them in memory and compares with the committed bytes.
  */
+import { renderAlertmanagerConfig, type Receivers } from './alertmanager.js';
 import { agentOverviewDashboard } from './dashboards/agent-overview.js';
 import { sidecarHealthDashboard } from './dashboards/sidecar-health.js';
 import { forImport, forProvisioning } from './dashboards/variants.js';
@@ -64,14 +65,17 @@ export function ruleTestFiles(config: MonitoringConfig = defaults): GeneratedFil
   return [...sloRuleTestFiles(config), ...budgetRuleTestFiles(config)];
 }
 
-export function configFiles(): GeneratedFile[] {
+export const ALERTMANAGER_FILE = 'alertmanager.yml';
+
+export function configFiles(receivers?: Receivers): GeneratedFile[] {
   return [
     { path: 'prometheus.yml', contents: prometheusConfig() },
+    { path: ALERTMANAGER_FILE, contents: renderAlertmanagerConfig(receivers) },
     { path: 'dashboards/provisioning/datasources/prometheus.yml', contents: grafanaDatasource() },
     { path: 'dashboards/provisioning/dashboards/hermes.yml', contents: grafanaDashboardProvider() },
   ];
 }
 
-export function generatedFiles(config: MonitoringConfig = defaults): GeneratedFile[] {
-  return [...dashboardFiles(config), ...ruleFiles(config), ...ruleTestFiles(config), ...configFiles()];
+export function generatedFiles(config: MonitoringConfig = defaults, receivers?: Receivers): GeneratedFile[] {
+  return [...dashboardFiles(config), ...ruleFiles(config), ...ruleTestFiles(config), ...configFiles(receivers)];
 }

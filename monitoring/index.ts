@@ -13,6 +13,7 @@
  *
  * `build()` with no options produces exactly the committed files.
  */
+import { defaultReceivers, type Receivers } from './alertmanager.js';
 import { defaults, type MonitoringConfig, type Slos, type Thresholds } from './config.js';
 import { generatedFiles, type GeneratedFile } from './files.js';
 import { validateConfig } from './validate.js';
@@ -35,6 +36,11 @@ export interface BuildOptions {
    * `--enable-feature=native-histograms`); default `classic`, the `_bucket` series.
    */
   readonly histograms?: HistogramKind;
+  /**
+   * Alertmanager receivers (bodies without `name`, e.g. `{ pagerduty_configs: [...] }`) for
+   * alertmanager.yml: `paging` gets critical alerts, `ticket` warnings. Default: placeholders.
+   */
+  readonly receivers?: Partial<Receivers>;
 }
 
 function resolveSlos(options: SloOptions = {}): Slos {
@@ -56,10 +62,10 @@ export function resolveConfig(options: BuildOptions = {}): MonitoringConfig {
   });
 }
 
-/** Every generated file (dashboards, rules, prometheus.yml, Grafana provisioning) for these options. */
+/** Every generated file (dashboards, rules, prometheus.yml, alertmanager.yml, Grafana provisioning) for these options. */
 export function build(options: BuildOptions = {}): GeneratedFile[] {
-  return generatedFiles(resolveConfig(options));
+  return generatedFiles(resolveConfig(options), { ...defaultReceivers, ...options.receivers });
 }
 
-export { defaults, type GeneratedFile, type HistogramKind, type MonitoringConfig, type Slos, type Thresholds };
+export { defaults, type Receivers, type GeneratedFile, type HistogramKind, type MonitoringConfig, type Slos, type Thresholds };
 export { MonitoringConfigError } from './validate.js';

@@ -42,6 +42,7 @@ export function renderAlertRules(groups: readonly RuleGroup<AlertingRule>[]): st
 export function renderRecordingRules(groups: readonly RuleGroup<RecordingRule>[]): string {
   const plain = groups.map((group) => ({
     name: group.name,
+    ...(group.interval === undefined ? {} : { interval: group.interval }),
     rules: group.rules.map(({ record, expr, labels }) => (labels === undefined ? { record, expr } : { record, expr, labels })),
   }));
   const doc = yamlDocument({ groups: plain });

@@ -2,7 +2,11 @@
  * Alerting rules, in the monitoring-mixin style:
  *
  * - CamelCase names with the `Hermes` prefix, naming the condition rather than a cause.
- * - `severity`: critical pages, warning goes to a ticket queue, info helps troubleshooting.
+ * - `severity`: critical pages, warning goes to a ticket queue, info helps troubleshooting
+ *   (alertmanager.yml routes them so). One incident pages once: the SLO burn alerts page
+ *   provider and tool failures, HermesApiCallsHung pages hung provider calls, and every static
+ *   ratio alert is a warning that Alertmanager inhibits while the page of its incident fires.
+ * - Every ratio alert has a traffic guard (`thresholds.ratioMinEvents` events in its window).
  * - `summary` is one static sentence; `description` is templated with labels and values only
  *   (never content: no prompts, commands or ids exist in these series anyway); `runbook_url`
  *   points at the section of docs/runbook.md named after the alert.
@@ -12,6 +16,7 @@ import type { MonitoringConfig } from '../config.js';
 import { histogramSeries, lines, series } from '../promql.js';
 import { budgetAlertGroups } from './budget.js';
 import { RECORDING as R } from './recording.js';
+import { runbookUrl } from './runbook.js';
 import type { AlertingRule, RuleGroup, Severity } from './types.js';
 
 interface AlertSpec {
@@ -21,11 +26,6 @@ interface AlertSpec {
   readonly expr: string;
   readonly summary: string;
   readonly description: string;
-}
-
-/** GitHub turns the heading `## HermesFooBar` into the anchor `#hermesfoobar`. */
-export function runbookUrl(runbookBase: string, alertName: string): string {
-  return `${runbookBase}#${alertName.toLowerCase()}`;
 }
 
 const alert = (spec: AlertSpec): AlertSpec => spec;
@@ -49,12 +49,19 @@ function toRule(spec: AlertSpec, runbookBase: string): AlertingRule {
  *
  * A labelled counter appears at its first increment (a plugin drop report can arrive as "3"),
  * and increase() never sees the step from "no series" to its first value. A series with no
- * sample 15 minutes ago contributes its whole value instead; older series use increase().
- * Every single loss counts, and the alert clears 15 minutes after the last one. (A target
- * Prometheus scrapes for the first time reports its earlier totals once, which is wanted.)
+ * sample in the day before the window contributes its whole value instead; older series use
+ * increase(). Every single loss counts, and the alert clears 15 minutes after the last one.
+ * "No sample in the day before", not "no sample 15 minutes ago": after a scrape gap an old
+ * series has no sample 15 minutes back either, and its lifetime total is no new loss. (A
+ * target Prometheus scrapes for the first time reports its earlier totals once, which is wanted.)
  */
 function increase15mIncludingNewSeries(selectorExpr: string): string {
-  return `((${selectorExpr} unless ${selectorExpr} offset 15m) or increase(${selectorExpr}[15m]))`;
+  return `((${selectorExpr} unless last_over_time(${selectorExpr}[1d] offset 15m)) or increase(${selectorExpr}[15m]))`;
+}
+
+/** `ratio and (events in the window >= ratioMinEvents)`: the traffic guard of a ratio alert. */
+function guarded(ratio: string, eventsInWindow: string, minEvents: number): string {
+  return lines(ratio, 'and', `${eventsInWindow} >= ${String(minEvents)}`);
 }
 
 const sidecarAlerts = ({ selector, thresholds }: MonitoringConfig): RuleGroup<AlertSpec> => ({
@@ -62,7 +69,8 @@ const sidecarAlerts = ({ selector, thresholds }: MonitoringConfig): RuleGroup<Al
   rules: [
     alert({
       name: 'HermesSidecarDown',
-      severity: 'critical',
+      // A ticket: no user sees the metrics pipeline, and the agents keep working without it.
+      severity: 'warning',
       for: '5m',
       expr: `${series('up', selector)} == 0`,
       summary: 'The Hermes sidecar cannot be scraped.',
@@ -71,7 +79,7 @@ const sidecarAlerts = ({ selector, thresholds }: MonitoringConfig): RuleGroup<Al
     }),
     alert({
       name: 'HermesSidecarAbsent',
-      severity: 'critical',
+      severity: 'warning',
       for: '15m',
       expr: `absent(${series('up', selector)})`,
       summary: 'Prometheus has no Hermes sidecar target.',
@@ -80,7 +88,8 @@ const sidecarAlerts = ({ selector, thresholds }: MonitoringConfig): RuleGroup<Al
     }),
     alert({
       name: 'HermesNoEventsWhilePluginsLive',
-      severity: 'warning',
+      // Info: an idle agent (plugins live, nobody talking to Hermes) looks the same.
+      severity: 'info',
       for: '15m',
       // Heartbeats prove Hermes runs; hook events prove the hooks fire. Heartbeats are
       // excluded, and `unless` (rather than `== 0`) also covers "no event ever arrived".
@@ -153,101 +162,135 @@ const sidecarAlerts = ({ selector, thresholds }: MonitoringConfig): RuleGroup<Al
   ],
 });
 
-const agentAlerts = ({ selector, thresholds, histograms }: MonitoringConfig): RuleGroup<AlertSpec> => ({
-  name: 'hermes-agent.alerts',
-  rules: [
-    alert({
-      name: 'HermesApiErrorRatioHigh',
-      severity: 'warning',
-      for: '15m',
-      expr: `${series(R.providerErrorRatio, selector)} > ${thresholds.apiErrorRatioWarning}`,
-      summary: 'Many provider API calls are failing.',
-      description:
-        '{{ $value | humanizePercentage }} of {{ $labels.provider }} API attempts from {{ $labels.instance }} failed over the last 5 minutes.',
-    }),
-    alert({
-      name: 'HermesApiErrorRatioHigh',
-      severity: 'critical',
-      for: '10m',
-      expr: `${series(R.providerErrorRatio, selector)} > ${thresholds.apiErrorRatioCritical}`,
-      summary: 'Many provider API calls are failing.',
-      description:
-        '{{ $value | humanizePercentage }} of {{ $labels.provider }} API attempts from {{ $labels.instance }} failed over the last 5 minutes.',
-    }),
-    alert({
-      name: 'HermesApiLatencyHigh',
-      severity: 'warning',
-      for: '15m',
-      expr: `${series(R.apiDurationP95, selector)} > ${thresholds.apiLatencyP95Seconds}`,
-      summary: 'Provider API calls are slow.',
-      description:
-        'p95 latency of successful {{ $labels.provider }} {{ $labels.model }} calls from {{ $labels.instance }} is {{ $value | humanizeDuration }}.',
-    }),
-    alert({
-      name: 'HermesApiRetryStorm',
-      severity: 'warning',
-      for: '10m',
-      // Relative to traffic, so a busy fleet with a steady trickle of retries stays quiet.
-      expr: `${series(R.providerRetriesRate, selector)} / (${series(R.providerRequestsRate, selector)} > 0) > ${thresholds.apiRetryRatio}`,
-      summary: 'Hermes is retrying many provider API calls.',
-      description:
-        '{{ $value | humanizePercentage }} of {{ $labels.provider }} API attempts from {{ $labels.instance }} are followed by a retry.',
-    }),
-    alert({
-      name: 'HermesApiRetriesExhausted',
-      severity: 'warning',
-      for: '10m',
-      // Per minute, because agents make few calls and "0.03/s" reads badly at 3 a.m.
-      expr: `${series(R.providerRetriesExhaustedRate, selector)} * 60 > 0`,
-      summary: 'Provider API calls keep failing after all retries.',
-      description:
-        '{{ $labels.provider }} calls from {{ $labels.instance }} fail for good at {{ $value | humanize }} per minute; each one ends the logical call that made it.',
-    }),
-    alert({
-      name: 'HermesToolFailureRatioHigh',
-      severity: 'warning',
-      for: '15m',
-      expr: `${series(R.toolFailureRatio, selector)} > ${thresholds.toolFailureRatio}`,
-      summary: 'Many calls of a tool fail.',
-      description:
-        '{{ $value | humanizePercentage }} of {{ $labels.tool }} tool calls on {{ $labels.instance }} ended in error or timeout over the last 5 minutes.',
-    }),
-    alert({
-      name: 'HermesApprovalWaitLong',
-      severity: 'info',
-      for: '15m',
-      // A 30-minute window: approvals are rare and human-paced.
-      expr: `histogram_quantile(0.95, sum without (choice) (rate(${series(histogramSeries('hermes_approval_wait_seconds', histograms), selector)}[30m]))) > ${thresholds.approvalWaitP95Seconds}`,
-      summary: 'Agents wait long for approval decisions.',
-      description:
-        'p95 wait for {{ $labels.surface }} approval decisions on {{ $labels.instance }} is {{ $value | humanizeDuration }} over the last 30 minutes.',
-    }),
-    alert({
-      name: 'HermesTurnsHittingMaxIterations',
-      severity: 'warning',
-      for: '15m',
-      expr: lines(
-        `sum without (model, outcome, exit_reason) (rate(${series('hermes_turns_finished_total', selector, 'exit_reason="max_iterations_reached"')}[30m]))`,
-        '/',
-        `(sum without (model, outcome, exit_reason) (rate(${series('hermes_turns_finished_total', selector)}[30m])) > 0)`,
-        `> ${thresholds.maxIterationsTurnRatio}`,
-      ),
-      summary: 'Agent turns stop at the iteration limit.',
-      description:
-        '{{ $value | humanizePercentage }} of {{ $labels.platform }} turns on {{ $labels.instance }} stopped at the iteration limit over the last 30 minutes.',
-    }),
-    alert({
-      name: 'HermesSpendRateHigh',
-      severity: 'warning',
-      for: '15m',
-      // Priced calls only (Hermes' price or the config price table); unpriced calls are counted apart.
-      expr: `sum without (kind, provider, model, pricing) (increase(${series('hermes_cost_usd_total', selector)}[1h])) > ${thresholds.costUsdPerHour}`,
-      summary: 'Provider API spend is above the expected hourly rate.',
-      description:
-        '{{ $labels.instance }} spent {{ $value | humanize }} USD on provider API calls over the last hour.',
-    }),
-  ],
-});
+const agentAlerts = ({ selector, thresholds, histograms }: MonitoringConfig): RuleGroup<AlertSpec> => {
+  const minEvents = thresholds.ratioMinEvents;
+  const attemptsIn5m = `${series(R.providerRequestsRate, selector)} * 300`;
+  const turns = (...matchers: string[]) =>
+    `sum without (model, outcome, exit_reason) (rate(${series('hermes_turns_finished_total', selector, ...matchers)}[30m]))`;
+  return {
+    name: 'hermes-agent.alerts',
+    rules: [
+      alert({
+        name: 'HermesApiErrorRatioHigh',
+        severity: 'warning',
+        for: '15m',
+        // A ticket: HermesApiAvailabilityBudgetBurn pages the same incident (logical calls failing).
+        expr: guarded(`${series(R.providerErrorRatio, selector)} > ${thresholds.apiErrorRatioWarning}`, attemptsIn5m, minEvents),
+        summary: 'Many provider API calls are failing.',
+        description:
+          '{{ $value | humanizePercentage }} of {{ $labels.provider }} API attempts from {{ $labels.instance }} failed over the last 5 minutes.',
+      }),
+      alert({
+        name: 'HermesApiLatencyHigh',
+        severity: 'warning',
+        for: '15m',
+        expr: `${series(R.apiDurationP95, selector)} > ${thresholds.apiLatencyP95Seconds}`,
+        summary: 'Provider API calls are slow.',
+        description:
+          'p95 latency of successful {{ $labels.provider }} {{ $labels.model }} calls from {{ $labels.instance }} is {{ $value | humanizeDuration }}.',
+      }),
+      alert({
+        name: 'HermesApiCallsHung',
+        severity: 'critical',
+        for: '0m',
+        // Calls in flight all along and none finished: every ratio is absent, so no burn alert
+        // can see it. The guard (calls in the last 6 hours) keeps a host that rarely calls quiet.
+        expr: lines(
+          `sum without (kind) (min_over_time(${series('hermes_api_requests_in_flight', selector)}[${thresholds.hungCallMinutes}m])) > 0`,
+          'and',
+          `sum without (kind, model, outcome) (increase(${series('hermes_api_requests_total', selector)}[${thresholds.hungCallMinutes}m])) == 0`,
+          'and',
+          `sum without (kind, model, outcome) (increase(${series('hermes_api_requests_total', selector)}[6h])) >= ${String(minEvents)}`,
+        ),
+        summary: 'Provider API calls hang: calls are in flight and none finishes.',
+        description: `{{ $labels.provider }} calls from {{ $labels.instance }} are in flight and none has finished for ${thresholds.hungCallMinutes} minutes.`,
+      }),
+      alert({
+        name: 'HermesApiRetryStorm',
+        severity: 'warning',
+        for: '10m',
+        // Relative to traffic, so a busy fleet with a steady trickle of retries stays quiet.
+        expr: guarded(
+          `${series(R.providerRetriesRate, selector)} / (${series(R.providerRequestsRate, selector)} > 0) > ${thresholds.apiRetryRatio}`,
+          attemptsIn5m,
+          minEvents,
+        ),
+        summary: 'Hermes is retrying many provider API calls.',
+        description:
+          '{{ $value | humanizePercentage }} of {{ $labels.provider }} API attempts from {{ $labels.instance }} are followed by a retry.',
+      }),
+      alert({
+        name: 'HermesApiRetriesExhausted',
+        // Info: the availability SLO pages and tickets failing calls; this names the cause.
+        severity: 'info',
+        for: '10m',
+        expr: guarded(
+          `${series(R.providerRetriesExhaustedRate, selector)} / (${series(R.providerRequestsRate, selector)} > 0) > ${thresholds.apiErrorRatioWarning}`,
+          attemptsIn5m,
+          minEvents,
+        ),
+        summary: 'Provider API calls keep failing after all retries.',
+        description:
+          '{{ $value | humanizePercentage }} of {{ $labels.provider }} API attempts from {{ $labels.instance }} over the last 5 minutes ended their logical call for good (not retryable, or out of retries).',
+      }),
+      alert({
+        name: 'HermesToolFailureRatioHigh',
+        severity: 'warning',
+        for: '15m',
+        expr: guarded(
+          `${series(R.toolFailureRatio, selector)} > ${thresholds.toolFailureRatio}`,
+          `${series(R.toolCallsRate, selector)} * 300`,
+          minEvents,
+        ),
+        summary: 'Many calls of a tool fail.',
+        description:
+          '{{ $value | humanizePercentage }} of {{ $labels.tool }} tool calls on {{ $labels.instance }} ended in error or timeout over the last 5 minutes.',
+      }),
+      alert({
+        name: 'HermesApprovalWaitLong',
+        severity: 'info',
+        for: '15m',
+        // A 30-minute window: approvals are rare and human-paced.
+        expr: `histogram_quantile(0.95, sum without (choice) (rate(${series(histogramSeries('hermes_approval_wait_seconds', histograms), selector)}[30m]))) > ${thresholds.approvalWaitP95Seconds}`,
+        summary: 'Agents wait long for approval decisions.',
+        description:
+          'p95 wait for {{ $labels.surface }} approval decisions on {{ $labels.instance }} is {{ $value | humanizeDuration }} over the last 30 minutes.',
+      }),
+      alert({
+        name: 'HermesTurnsHittingMaxIterations',
+        severity: 'warning',
+        for: '15m',
+        expr: guarded(
+          lines(turns('exit_reason="max_iterations_reached"'), '/', `(${turns()} > 0)`, `> ${thresholds.maxIterationsTurnRatio}`),
+          `${turns()} * 1800`,
+          minEvents,
+        ),
+        summary: 'Agent turns stop at the iteration limit.',
+        description:
+          '{{ $value | humanizePercentage }} of {{ $labels.platform }} turns on {{ $labels.instance }} stopped at the iteration limit over the last 30 minutes.',
+      }),
+      alert({
+        name: 'HermesSpendRateHigh',
+        severity: 'warning',
+        for: '15m',
+        // Priced calls only (Hermes' price or the config price table); unpriced calls are counted apart.
+        expr: `sum without (kind, provider, model, pricing) (increase(${series('hermes_cost_usd_total', selector)}[1h])) > ${thresholds.costUsdPerHour}`,
+        summary: 'Provider API spend is above the expected hourly rate.',
+        description:
+          '{{ $labels.instance }} spent {{ $value | humanize }} USD on provider API calls over the last hour.',
+      }),
+      alert({
+        name: 'HermesFleetSpendRateHigh',
+        severity: 'warning',
+        for: '15m',
+        // Every sidecar of a job together: many hosts each under the per-host rate can still overspend.
+        expr: `sum without (instance, kind, provider, model, pricing) (increase(${series('hermes_cost_usd_total', selector)}[1h])) > ${thresholds.fleetCostUsdPerHour}`,
+        summary: 'Provider API spend of the whole fleet is above the expected hourly rate.',
+        description: 'The sidecars of job {{ $labels.job }} spent {{ $value | humanize }} USD on provider API calls over the last hour.',
+      }),
+    ],
+  };
+};
 
 export function alertGroups(config: MonitoringConfig): RuleGroup<AlertingRule>[] {
   const groups = [sidecarAlerts(config), agentAlerts(config)].map((group) => ({

@@ -14,7 +14,7 @@
  */
 import type { MonitoringConfig } from '../config.js';
 import { lines, series } from '../promql.js';
-import { runbookUrl } from './alerts.js';
+import { runbookUrl } from './runbook.js';
 import type { AlertingRule, RecordingRule, RuleGroup } from './types.js';
 
 export const BUDGET_RECORDS = {

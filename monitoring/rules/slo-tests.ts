@@ -5,9 +5,10 @@
  *
  * Each scenario is traffic per host (good and bad events per step). The expectations come from
  * a model of the SLO written here in plain arithmetic over those events, independent of the
- * PromQL: window ratios are bad / total events in the window, the 30-day ratio is the mean of
- * the 5-minute ratios, and an alert level fires when both windows of one pair exceed
- * factor x (1 - objective) and the long window holds at least minEvents events. Every check
+ * PromQL: window ratios up to 6 h are bad / total events in the window; the 1 d, 3 d and 30-day
+ * ratios are the bad events of every 5-minute window recorded in the window over their events
+ * (what summing the recorded 5-minute rates gives); an alert level fires when both windows of
+ * one pair exceed factor x (1 - objective) and the guard window holds at least minEvents events. Every check
  * carries that arithmetic as a comment. A value the model puts within rounding distance of a
  * threshold or of a printed digit is refused: the test would then depend on float noise.
  */
@@ -17,6 +18,9 @@ import { GENERATED_NOTICE } from '../render.js';
 import {
   BURN_ALERTS,
   burnThreshold,
+  DERIVED_WINDOWS,
+  guardWindow,
+  slothSeverity,
   decimal,
   errorBudget,
   PERIOD_DAYS,
@@ -43,6 +47,8 @@ export interface Host {
 export interface Scenario {
   readonly name: string;
   readonly stepMinutes: number;
+  /** The test file (SLO_TEST_FILES) it is written to; one promtool run each, so each stays quick. */
+  readonly file: SloTestFile;
   readonly hosts: readonly Host[];
   /** Step indices at which alerts are checked. */
   readonly checks: readonly number[];
@@ -88,6 +94,7 @@ class HostModel {
   /** [bad, total] events in the window ending at sample k, or undefined before two samples. */
   window(k: number, window: SliWindow): [number, number] | undefined {
     if (k < 1) return undefined;
+    if (DERIVED_WINDOWS.includes(window)) return this.summed(k, window);
     const from = Math.max(0, k - WINDOW_MINUTES[window] / this.stepMinutes);
     const bad = (this.bad[k] ?? 0) - (this.bad[from] ?? 0);
     const total = bad + (this.good[k] ?? 0) - (this.good[from] ?? 0);
@@ -100,18 +107,28 @@ class HostModel {
     return counts[0] / counts[1];
   }
 
-  /** Mean of the 5-minute ratios recorded at every step of the last 30 days (sloth's ratio_rate30d). */
-  periodRatio(k: number): number | undefined {
-    const from = Math.max(0, k - WINDOW_MINUTES['30d'] / this.stepMinutes);
-    let sum = 0;
-    let count = 0;
+  /**
+   * [bad, total] of the 5-minute windows recorded at every step in the window (both ends
+   * included, as Prometheus 2 ranges are): the ratio is what summing the recorded 5-minute rates
+   * over a long window gives.
+   */
+  summed(k: number, window: SliWindow | '30d'): [number, number] | undefined {
+    const from = Math.max(1, k - WINDOW_MINUTES[window] / this.stepMinutes);
+    let bad = 0;
+    let total = 0;
     for (let index = from; index <= k; index += 1) {
-      const ratio = this.ratio(index, '5m');
-      if (ratio === undefined) continue;
-      sum += ratio;
-      count += 1;
+      const counts = this.window(index, '5m');
+      if (counts === undefined) continue;
+      bad += counts[0];
+      total += counts[1];
     }
-    return count === 0 ? undefined : sum / count;
+    return k < 1 ? undefined : [bad, total];
+  }
+
+  /** The 30-day error ratio: bad events over events (summed 5-minute windows). */
+  periodRatio(k: number): number | undefined {
+    const counts = this.summed(k, '30d');
+    return counts === undefined || counts[1] <= 0 ? undefined : counts[0] / counts[1];
   }
 }
 
@@ -143,9 +160,9 @@ function judgePair(model: HostModel, k: number, sli: SliDefinition, pair: BurnAl
     parts.push(`${window} ${fmt(counts[0])}/${fmt(counts[1])} = ${fmt(ratio)} ${ratio > threshold ? '>' : '<='} ${String(threshold)}`);
     if (ratio <= threshold) fires = false;
   }
-  const events = model.window(k, pair.long)?.[1] ?? 0;
+  const events = model.window(k, guardWindow(pair))?.[1] ?? 0;
   const enough = events >= sli.objective.minEvents;
-  parts.push(`${fmt(events)} events ${enough ? '>=' : '<'} ${String(sli.objective.minEvents)}`);
+  parts.push(`${fmt(events)} events in ${guardWindow(pair)} ${enough ? '>=' : '<'} ${String(sli.objective.minEvents)}`);
   if (!enough) fires = false;
   const shortRatio = model.ratio(k, pair.short);
   const value = fires && shortRatio !== undefined ? shortRatio / errorBudget(sli.objective) : undefined;
@@ -312,7 +329,28 @@ export const HOSTS = {
   busy: 'hermes-busy',
   halfBurn: 'hermes-half-burn',
   doubleBurn: 'hermes-double-burn',
+  bursty: 'hermes-bursty',
 } as const;
+
+/**
+ * 20 busy hours at 5-minute steps (1001 calls an hour: one step of 85 calls, three of 84 and
+ * eight of 83, one failure an hour; 1001 so no window sits exactly on a 0.999 objective's
+ * threshold), then 4 quiet hours with a call every other step, the 6th and 18th failing.
+ * True budget left: 1 - (22 / 20044) / (1 - objective).
+ */
+export function burstyDay(): StepTraffic[] {
+  const hour = Array.from({ length: 12 }, (_unused, index) => {
+    const calls = index === 0 ? 85 : index < 4 ? 84 : 83;
+    return index === 6 ? { good: calls - 1, bad: 1 } : { good: calls, bad: 0 };
+  });
+  const busy = Array.from({ length: 20 }, () => hour).flat();
+  const quiet = Array.from({ length: 48 }, (_unused, index) => {
+    if (index % 2 === 0) return { good: 0, bad: 0 };
+    const call = (index - 1) / 2 + 1;
+    return call === 6 || call === 18 ? { good: 0, bad: 1 } : { good: 1, bad: 0 };
+  });
+  return [...busy, ...quiet];
+}
 
 export const FAST = { healthySteps: 70, outageSteps: 10, afterSteps: 35 } as const;
 
@@ -340,10 +378,12 @@ export function scenarios(sli: SliDefinition): Scenario[] {
     { instance: HOSTS.doubleBurn, steps: steadyBurn(sli, 2, steadySteps) },
   ];
   const blipChecks = [1, 3, 5, 30].map((after) => blipAt + after);
+  const bursty: Host[] = [{ instance: HOSTS.bursty, steps: burstyDay() }];
   return [
     {
       name: 'a total outage after healthy traffic',
       stepMinutes: 1,
+      file: 'outage',
       hosts: outage,
       checks: interestingSteps(sli, 1, outage),
       story: `${HOSTS.outage}: ${String(healthySteps)} min of 25 good calls a minute, ${String(outageSteps)} min where every call fails (24 a minute), then healthy again`,
@@ -351,6 +391,7 @@ export function scenarios(sli: SliDefinition): Scenario[] {
     {
       name: 'a blip and the traffic guard',
       stepMinutes: 1,
+      file: 'quiet',
       hosts: quiet,
       checks: [...new Set([2, 3, 5, ...blipChecks, ...interestingSteps(sli, 1, quiet)])].sort((a, b) => a - b),
       story: [
@@ -362,6 +403,7 @@ export function scenarios(sli: SliDefinition): Scenario[] {
     {
       name: 'steady burns for 12 hours',
       stepMinutes: 5,
+      file: 'steady',
       hosts: steady,
       checks: [...new Set([1, 12, 72, ...interestingSteps(sli, 5, steady)])].sort((a, b) => a - b),
       story: [
@@ -369,6 +411,15 @@ export function scenarios(sli: SliDefinition): Scenario[] {
         `${HOSTS.doubleBurn}: 400 calls every 5 min, 2 x (1 - objective) of them failing`,
       ].join('\n '),
     },
+    // The period ratio is the same PromQL for every SLO: one SLO's day keeps promtool quick.
+    ...(sli.name !== 'provider-availability' ? [] : [{
+      name: 'bursty traffic over a day',
+      stepMinutes: 5,
+      file: 'bursty' as const,
+      hosts: bursty,
+      checks: [...new Set([1, ...interestingSteps(sli, 5, bursty)])].sort((a, b) => a - b),
+      story: `${HOSTS.bursty}: 20 h busy (1001 calls an hour, one failing), then 4 h quiet (one call every 10 minutes, 2 of the 24 failing)`,
+    }]),
   ];
 }
 
@@ -437,9 +488,9 @@ function alertChecks(config: MonitoringConfig, base: Record<string, string>, sli
         if (!verdict.fires || verdict.value === undefined) continue;
         const period = model.periodRatio(k);
         const left = period === undefined ? 'an unknown share' : `${goG4((1 - period / budget) * 100)}%`;
-        if (period !== undefined) lines.push(`  budget left: 1 - (mean 5m ratio ${fmt(period)}) / ${String(budget)} = ${left}`);
+        if (period !== undefined) lines.push(`  budget left: 1 - (30-day ratio ${fmt(period)}) / ${String(budget)} = ${left}`);
         expected.push({
-          exp_labels: { severity: level.severity, ...labels, sloth_id: slothId(sli), sloth_service: SLO_SERVICE, sloth_slo: sli.name },
+          exp_labels: { severity: level.severity, sloth_severity: slothSeverity(level.severity), ...labels, sloth_id: slothId(sli), sloth_service: SLO_SERVICE, sloth_slo: sli.name },
           exp_annotations: {
             summary: sli.summary,
             description: `${renderLabels(sli.subject, labels)}: the error budget burns ${goFixed1(verdict.value)} times as fast as the ${percent} % objective allows; ${left} of the ${String(PERIOD_DAYS)}-day budget is left.`,
@@ -466,13 +517,15 @@ function budgetCheck(base: Record<string, string>, sli: SliDefinition, scenario:
     const period = model.periodRatio(k);
     if (period === undefined) return [];
     const left = round4(1 - period / budget);
-    lines.push(`${model.host.instance}: 1 - (mean 5m ratio ${fmt(period)}) / ${String(budget)} = ${String(left)} (rounded to 0.0001)`);
-    const labels = { ...hostLabels(base, sli, model.host), sloth_id: slothId(sli), sloth_service: SLO_SERVICE, sloth_slo: sli.name, sloth_window: '30d' };
+    const counts = model.summed(k, '30d') ?? [0, 0];
+    lines.push(`${model.host.instance}: 1 - (${fmt(counts[0])} / ${fmt(counts[1])} = ${fmt(period)}) / ${String(budget)} = ${String(left)} (rounded to 0.0001)`);
+    const labels = { ...hostLabels(base, sli, model.host), sloth_id: slothId(sli), sloth_slo: sli.name, sloth_window: '30d' };
     return [{ labels: `{${labelText(labels)}}`, value: left }];
   });
   return {
     comment: ` t = ${String(k * scenario.stepMinutes)} min, budget left:\n ${lines.join('\n ')}`,
-    expr: `round(${SLO_RECORDS.budgetRemaining}{sloth_id="${slothId(sli)}"}, 0.0001)`,
+    // Per host: the fleet aggregate (with sloth_service) is left out.
+    expr: `round(${SLO_RECORDS.budgetRemaining}{sloth_id="${slothId(sli)}", sloth_service=""}, 0.0001)`,
     eval_time: `${String(k * scenario.stepMinutes)}m`,
     exp_samples: samples,
   };
@@ -496,9 +549,9 @@ interface TestGroup extends Commented {
   readonly promql_expr_test: (Commented & Record<string, unknown>)[];
 }
 
-function testGroups(config: MonitoringConfig, base: Record<string, string>, stepMinutes: number): TestGroup[] {
+function testGroups(config: MonitoringConfig, base: Record<string, string>, file: SloTestFile, stepMinutes: number): TestGroup[] {
   const slis = sliDefinitions(config);
-  const perSli = slis.map((sli) => ({ sli, scenarios: scenarios(sli).filter((scenario) => scenario.stepMinutes === stepMinutes) }));
+  const perSli = slis.map((sli) => ({ sli, scenarios: scenarios(sli).filter((scenario) => scenario.file === file) }));
   const count = perSli[0]?.scenarios.length ?? 0;
   return Array.from({ length: count }, (_unused, index) => {
     const parts = perSli.flatMap(({ sli, scenarios: list }) => {
@@ -540,15 +593,23 @@ function attachComments(node: Node | null | undefined, value: unknown): void {
   }
 }
 
-export const SLO_TEST_FILES = { fast: 'rules/tests/hermes-slos.yml', steady: 'rules/tests/hermes-slos-steady.yml' } as const;
+export const SLO_TEST_FILES = {
+  outage: 'rules/tests/hermes-slos-outage.yml',
+  quiet: 'rules/tests/hermes-slos-quiet.yml',
+  steady: 'rules/tests/hermes-slos-steady.yml',
+  bursty: 'rules/tests/hermes-slos-bursty.yml',
+} as const;
+export type SloTestFile = keyof typeof SLO_TEST_FILES;
+const FILE_STEP_MINUTES: Record<SloTestFile, number> = { outage: 1, quiet: 1, steady: 5, bursty: 5 };
 
-function testFile(config: MonitoringConfig, base: Record<string, string>, stepMinutes: number, header: string): string {
-  const groups = testGroups(config, base, stepMinutes);
+function testFile(config: MonitoringConfig, base: Record<string, string>, file: SloTestFile, header: string): string {
+  const stepMinutes = FILE_STEP_MINUTES[file];
+  const groups = testGroups(config, base, file, stepMinutes);
   const value = {
     rule_files: ['../hermes-slo-recording.yml', '../hermes-slo-alerts.yml'],
     evaluation_interval: `${String(stepMinutes)}m`,
     // Recording groups before alert groups, SLI before meta: every alert reads this step's series.
-    group_eval_order: sliDefinitions(config).flatMap((sli) => [`hermes-slo-sli-recordings-${sli.name}`, `hermes-slo-meta-recordings-${sli.name}`]).concat(sliDefinitions(config).map((sli) => `hermes-slo-alerts-${sli.name}`)),
+    group_eval_order: sliDefinitions(config).flatMap((sli) => [`hermes-slo-sli-recordings-${sli.name}`, `hermes-slo-long-windows-${sli.name}`, `hermes-slo-meta-recordings-${sli.name}`]).concat(sliDefinitions(config).map((sli) => `hermes-slo-alerts-${sli.name}`)),
     tests: groups,
   };
   const doc = new Document(stripComments(value));
@@ -562,7 +623,12 @@ export function sloRuleTestFiles(config: MonitoringConfig): { path: string; cont
   // A selector with regex or negative matchers names no series a test could create.
   if (base === undefined) return [];
   return [
-    { path: SLO_TEST_FILES.fast, contents: testFile(config, base, 1, ' SLO burn-rate alerts at a 1-minute step: an outage, a blip and the traffic guard.') },
-    { path: SLO_TEST_FILES.steady, contents: testFile(config, base, 5, ' SLO burn-rate alerts at a 5-minute step over 12 hours: steady burns below and above the budget.') },
+    { path: SLO_TEST_FILES.outage, contents: testFile(config, base, 'outage', ' SLO burn-rate alerts at a 1-minute step: a total outage after healthy traffic.') },
+    { path: SLO_TEST_FILES.quiet, contents: testFile(config, base, 'quiet', ' SLO burn-rate alerts at a 1-minute step: a blip and the traffic guard.') },
+    { path: SLO_TEST_FILES.steady, contents: testFile(config, base, 'steady', ' SLO burn-rate alerts at a 5-minute step over 12 hours: steady burns below and above the budget.') },
+    {
+      path: SLO_TEST_FILES.bursty,
+      contents: testFile(config, base, 'bursty', ' The 30-day budget on bursty traffic at a 5-minute step: errors over events, not a mean of 5-minute ratios.'),
+    },
   ];
 }

@@ -1,17 +1,24 @@
 /**
- * Service level objectives as sloth generates them (sloth.dev, `prometheus/v1` specs): the same
- * recorded series names and sloth_* labels, so sloth's and pyrra's dashboards and existing
- * tooling read them unchanged, and multi-window, multi-burn-rate alerts after the Google SRE
- * workbook (alerting on SLOs): page on 14.4x over 1 h (checked over 5 m) or 6x over 6 h (30 m),
- * ticket on 3x over 1 d (2 h) or 1x over 3 d (6 h), against a 30-day window.
+ * Service level objectives with sloth's series names and labels (sloth.dev, `prometheus/v1`
+ * specs), and multi-window, multi-burn-rate alerts after the Google SRE workbook (alerting on
+ * SLOs): page on 14.4x over 1 h (checked over 5 m) or 6x over 6 h (30 m), ticket on 3x over
+ * 1 d (2 h) or 1x over 3 d (6 h), against a 30-day window.
  *
- * Two departures from sloth, both because the bundle serves many hosts and providers:
+ * Each SLO is kept per provider (or per tool) and per sidecar: sums keep every label but the ones
+ * listed, so `job`, `instance` and target labels survive. Those per-host series carry `sloth_id`,
+ * `sloth_slo` and `sloth_window` but no `sloth_service`; one fleet aggregate per SLO carries
+ * `sloth_service` too, so sloth's Grafana dashboard (grafana.com 14348), which selects by
+ * `sloth_service` and `sloth_slo`, reads exactly one series per SLO (test/deploy/sloth-dashboard.deploy.ts).
  *
- * - Each SLO is per provider (or per tool) and per sidecar: sums keep every label but the
- *   ones listed, so `job`, `instance` and target labels survive, and the bundle's selector
- *   applies to every series the rules read.
- * - A traffic guard: a burn only alerts when the long window holds at least `minEvents` events
- *   (`slo:sli_events:increase<window>`), so three calls with one failure do not page.
+ * Every ratio over more than 6 hours, and the 30-day budget, is errors over events: the sum over
+ * the window of the recorded 5-minute error rate divided by the sum of the recorded 5-minute
+ * event rate. Each event is counted with the same weight whatever the traffic around it (a mean
+ * of ratios would weigh a quiet hour's single failure like a busy hour's thousand), and the
+ * raw counters are read over 5 minutes to 6 hours only.
+ *
+ * A traffic guard: a burn only alerts when its window holds at least `minEvents` events (the
+ * 1 h window for the 1 h pair, the 6 h window for every other pair), so three calls with one
+ * failure do not page or ticket.
  *
  * Derived series divide by the error budget as a number (known when the rules are built)
  * rather than by the `slo:error_budget:ratio` series, which carries no `job` label for the
@@ -19,18 +26,28 @@
  */
 import type { MonitoringConfig, SloObjective } from '../config.js';
 import { lines, series } from '../promql.js';
-import { runbookUrl } from './alerts.js';
+import { runbookUrl } from './runbook.js';
 import type { AlertingRule, RecordingRule, RuleGroup, Severity } from './types.js';
 
 export const SLO_SERVICE = 'hermes';
 export const PERIOD_DAYS = 30;
-/** Windows of `slo:sli_error:ratio_rate<window>` computed from the raw counters. */
+/** Windows of `slo:sli_error:ratio_rate<window>`, per host and for the fleet. */
 export const SLI_WINDOWS = ['5m', '30m', '1h', '2h', '6h', '1d', '3d'] as const;
 export type SliWindow = (typeof SLI_WINDOWS)[number];
+/** Windows read from the raw counters; longer ones sum the recorded 5-minute rates. */
+export const RAW_WINDOWS: readonly SliWindow[] = ['5m', '30m', '1h', '2h', '6h'];
+/** Windows summed from the recorded 5-minute rates (with the 30-day period). */
+export const DERIVED_WINDOWS: readonly (SliWindow | '30d')[] = ['1d', '3d', '30d'];
+/** Evaluation interval of the groups that sum days of recorded samples: a minute changes nothing a day-long window can show. */
+export const LONG_WINDOW_INTERVAL = '1m';
 
 export const SLO_RECORDS = {
   sliError: (window: SliWindow | '30d') => `slo:sli_error:ratio_rate${window}`,
   events: (window: SliWindow) => `slo:sli_events:increase${window}`,
+  /** Bad events per second over 5 minutes (0 with traffic and no failure). */
+  errorRate: 'slo:sli_error_events:rate5m',
+  /** Events per second over 5 minutes. */
+  eventRate: 'slo:sli_events:rate5m',
   objective: 'slo:objective:ratio',
   errorBudget: 'slo:error_budget:ratio',
   timePeriod: 'slo:time_period:days',
@@ -162,51 +179,123 @@ export function sliDefinitions(config: MonitoringConfig): SliDefinition[] {
   return config.histograms === 'classic' ? [...slis, providerLatency(config)] : slis;
 }
 
-function slothLabels(sli: SliDefinition, window?: string): Record<string, string> {
-  const labels: Record<string, string> = { sloth_id: slothId(sli), sloth_service: SLO_SERVICE, sloth_slo: sli.name };
+/** Labels of a per-host series; `fleet` adds `sloth_service`, which only the fleet aggregates carry. */
+function slothLabels(sli: SliDefinition, window?: string, fleet = true): Record<string, string> {
+  const labels: Record<string, string> = fleet
+    ? { sloth_id: slothId(sli), sloth_service: SLO_SERVICE, sloth_slo: sli.name }
+    : { sloth_id: slothId(sli), sloth_slo: sli.name };
   if (window !== undefined) labels.sloth_window = window;
   return labels;
 }
 
-/** A recorded SLO series, selected like every series the bundle reads. */
+/** A recorded per-host SLO series (no `sloth_service`), selected like every series the bundle reads. */
 export function sloSeries(selector: string, record: string, sli: Pick<SliDefinition, 'name'>): string {
-  return series(record, selector, `sloth_id="${slothId(sli)}"`);
+  return series(record, selector, `sloth_id="${slothId(sli)}"`, 'sloth_service=""');
 }
 
-const GUARD_WINDOWS: readonly SliWindow[] = [...new Set(BURN_ALERTS.flatMap((level) => level.pairs.map((pair) => pair.long)))];
+/** The fleet aggregate of a recorded SLO series. */
+export function fleetSloSeries(selector: string, record: string, sli: Pick<SliDefinition, 'name'>): string {
+  return series(record, selector, `sloth_id="${slothId(sli)}"`, `sloth_service="${SLO_SERVICE}"`);
+}
+
+/** Label names the selector matches on: the fleet aggregates keep them, so the selector still finds them. */
+export function selectorLabelNames(selector: string): string[] {
+  return [...selector.matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)\s*"/g)].map((match) => match[1] ?? '').filter((name) => name.length > 0);
+}
+
+/** The event count of the window that guards a pair: the 1 h window for the 1 h pair, the 6 h window for the others. */
+export function guardWindow(pair: BurnWindowPair): SliWindow {
+  return pair.long === '1h' ? '1h' : '6h';
+}
+
+const GUARD_WINDOWS: readonly SliWindow[] = [...new Set(BURN_ALERTS.flatMap((level) => level.pairs.map(guardWindow)))];
+
+/** `errors / (events > 0)` over a derived window: sums of the recorded 5-minute rates. */
+function summedRatio(errors: string, events: string, window: string): string {
+  return lines(`sum_over_time(${errors}[${window}])`, '/', `(sum_over_time(${events}[${window}]) > 0)`);
+}
 
 function sliRecordings(sli: SliDefinition, selector: string): RuleGroup<RecordingRule> {
-  const ratio = (window: SliWindow): RecordingRule => ({
+  const perHost = (window?: string) => slothLabels(sli, window, false);
+  const rawRatio = (window: SliWindow): RecordingRule => ({
     record: SLO_RECORDS.sliError(window),
-    expr: lines(`(${sli.errors('rate', window)} or ${sli.total('rate', window)} * 0)`, '/', `(${sli.total('rate', window)} > 0)`),
-    labels: slothLabels(sli, window),
+    expr:
+      window === '5m'
+        ? lines(sloSeries(selector, SLO_RECORDS.errorRate, sli), '/', `(${sloSeries(selector, SLO_RECORDS.eventRate, sli)} > 0)`)
+        : lines(`(${sli.errors('rate', window)} or ${sli.total('rate', window)} * 0)`, '/', `(${sli.total('rate', window)} > 0)`),
+    labels: perHost(window),
     comment: `Share of ${sli.comment} over ${window}; absent while there is no traffic.`,
   });
   const events = (window: SliWindow): RecordingRule => ({
     record: SLO_RECORDS.events(window),
     expr: sli.total('increase', window),
-    labels: slothLabels(sli, window),
-    comment: `Events the ${sli.name} SLO counted over ${window}: the traffic guard of the alerts whose long window is ${window}.`,
+    labels: perHost(window),
+    comment: `Events the ${sli.name} SLO counted over ${window}: the traffic guard of the alerts it guards.`,
   });
-  const fiveMinutes = sloSeries(selector, SLO_RECORDS.sliError('5m'), sli);
+  const kept = ['sloth_id', 'sloth_slo', 'sloth_window', ...selectorLabelNames(selector)];
+  const fleet = (record: string, what: string): RecordingRule => ({
+    record,
+    expr: `sum by (${[...new Set(kept)].join(', ')}) (${sloSeries(selector, record, sli)})`,
+    labels: slothLabels(sli, '5m'),
+    comment: `${what} of every host and ${sli.dimension} together: the ${sli.name} SLO of the fleet.`,
+  });
   return {
     name: `hermes-slo-sli-recordings-${sli.name}`,
     rules: [
-      ...SLI_WINDOWS.map(ratio),
       {
-        record: SLO_RECORDS.sliError('30d'),
-        // As sloth does: the mean of the 5m ratio, so 30 days of raw counters are not re-read.
-        expr: lines(`sum_over_time(${fiveMinutes}[30d])`, '/ ignoring (sloth_window)', `count_over_time(${fiveMinutes}[30d])`),
-        labels: slothLabels(sli, '30d'),
-        comment: `Share of ${sli.comment} over the ${PERIOD_DAYS}-day SLO period (mean of the 5m ratio).`,
+        record: SLO_RECORDS.errorRate,
+        expr: `${sli.errors('rate', '5m')} or ${sli.total('rate', '5m')} * 0`,
+        labels: perHost('5m'),
+        comment: `${sli.comment} per second over 5 minutes; 0 with traffic and no failure. The long windows sum it.`,
       },
+      {
+        record: SLO_RECORDS.eventRate,
+        expr: sli.total('rate', '5m'),
+        labels: perHost('5m'),
+        comment: `Events of the ${sli.name} SLO per second over 5 minutes. The long windows sum it.`,
+      },
+      ...RAW_WINDOWS.map(rawRatio),
       ...GUARD_WINDOWS.map(events),
+      fleet(SLO_RECORDS.errorRate, 'Bad events per second'),
+      fleet(SLO_RECORDS.eventRate, 'Events per second'),
+      {
+        record: SLO_RECORDS.sliError('5m'),
+        expr: lines(fleetSloSeries(selector, SLO_RECORDS.errorRate, sli), '/', `(${fleetSloSeries(selector, SLO_RECORDS.eventRate, sli)} > 0)`),
+        labels: slothLabels(sli, '5m'),
+        comment: `Share of ${sli.comment} over 5m, fleet-wide.`,
+      },
     ],
   };
 }
 
+/** Ratios over 30 minutes to 30 days summed from the 5-minute rates: every host's over 1 d, 3 d and 30 d, the fleet's over every window. */
+function longWindowRecordings(sli: SliDefinition, selector: string): RuleGroup<RecordingRule> {
+  const hostRatio = (window: SliWindow | '30d'): RecordingRule => ({
+    record: SLO_RECORDS.sliError(window),
+    expr: summedRatio(sloSeries(selector, SLO_RECORDS.errorRate, sli), sloSeries(selector, SLO_RECORDS.eventRate, sli), window),
+    labels: slothLabels(sli, window, false),
+    comment: `Share of ${sli.comment} over ${window}: bad events over events, summed from the 5-minute rates.`,
+  });
+  const fleetRatio = (window: SliWindow | '30d'): RecordingRule => ({
+    record: SLO_RECORDS.sliError(window),
+    expr: summedRatio(fleetSloSeries(selector, SLO_RECORDS.errorRate, sli), fleetSloSeries(selector, SLO_RECORDS.eventRate, sli), window),
+    labels: slothLabels(sli, window),
+    comment: `Share of ${sli.comment} over ${window}, fleet-wide, summed from the 5-minute rates.`,
+  });
+  const fleetWindows = [...SLI_WINDOWS.filter((window) => window !== '5m'), '30d' as const];
+  return {
+    name: `hermes-slo-long-windows-${sli.name}`,
+    interval: LONG_WINDOW_INTERVAL,
+    rules: [...DERIVED_WINDOWS.map(hostRatio), ...fleetWindows.map(fleetRatio)],
+  };
+}
+
+/** Per host and for the fleet: the current and period burn rates and the budget left. */
 function metaRecordings(sli: SliDefinition, selector: string): RuleGroup<RecordingRule> {
   const budget = errorBudget(sli.objective);
+  // Both the per-host series and the fleet aggregate: the output keeps whichever labels each has.
+  const both = (record: string) => series(record, selector, `sloth_id="${slothId(sli)}"`);
+  const derived = { sloth_id: slothId(sli), sloth_slo: sli.name };
   return {
     name: `hermes-slo-meta-recordings-${sli.name}`,
     rules: [
@@ -215,21 +304,21 @@ function metaRecordings(sli: SliDefinition, selector: string): RuleGroup<Recordi
       { record: SLO_RECORDS.timePeriod, expr: `vector(${PERIOD_DAYS})`, labels: slothLabels(sli), comment: `Period of the ${sli.name} SLO in days.` },
       {
         record: SLO_RECORDS.currentBurnRate,
-        expr: `${sloSeries(selector, SLO_RECORDS.sliError('5m'), sli)} / ${String(budget)}`,
-        labels: slothLabels(sli),
-        comment: 'Burn rate over the last 5 minutes: 1 spends exactly the budget over the period.',
+        expr: `${both(SLO_RECORDS.sliError('5m'))} / ${String(budget)}`,
+        labels: derived,
+        comment: 'Burn rate over the last 5 minutes, per host and for the fleet: 1 spends exactly the budget over the period.',
       },
       {
         record: SLO_RECORDS.periodBurnRate,
-        expr: `${sloSeries(selector, SLO_RECORDS.sliError('30d'), sli)} / ${String(budget)}`,
-        labels: slothLabels(sli),
-        comment: `Burn rate over the ${PERIOD_DAYS}-day period.`,
+        expr: `${both(SLO_RECORDS.sliError('30d'))} / ${String(budget)}`,
+        labels: derived,
+        comment: `Burn rate over the ${PERIOD_DAYS}-day period, per host and for the fleet.`,
       },
       {
         record: SLO_RECORDS.budgetRemaining,
-        expr: `1 - ${sloSeries(selector, SLO_RECORDS.periodBurnRate, sli)}`,
-        labels: slothLabels(sli),
-        comment: `Share of the ${PERIOD_DAYS}-day error budget left (negative once overspent).`,
+        expr: `1 - ${both(SLO_RECORDS.periodBurnRate)}`,
+        labels: derived,
+        comment: `Share of the ${PERIOD_DAYS}-day error budget left (negative once overspent), per host and for the fleet.`,
       },
       {
         record: SLO_RECORDS.info,
@@ -242,7 +331,11 @@ function metaRecordings(sli: SliDefinition, selector: string): RuleGroup<Recordi
 }
 
 export function sloRecordingGroups(config: MonitoringConfig): RuleGroup<RecordingRule>[] {
-  return sliDefinitions(config).flatMap((sli) => [sliRecordings(sli, config.selector), metaRecordings(sli, config.selector)]);
+  return sliDefinitions(config).flatMap((sli) => [
+    sliRecordings(sli, config.selector),
+    longWindowRecordings(sli, config.selector),
+    metaRecordings(sli, config.selector),
+  ]);
 }
 
 /** One window of a pair: the ratio above the threshold, sloth_window dropped so windows meet. */
@@ -254,7 +347,7 @@ function guard(selector: string, sli: SliDefinition, window: SliWindow): string 
   return `max(${sloSeries(selector, SLO_RECORDS.events(window), sli)} >= ${String(sli.objective.minEvents)}) without (sloth_window)`;
 }
 
-/** Both windows of a pair burn and the long one holds enough events; the value is the short window's burn rate. */
+/** Both windows of a pair burn and the guard window holds enough events; the value is the short window's burn rate. */
 function pairExpr(selector: string, sli: SliDefinition, pair: BurnWindowPair): string {
   const threshold = burnThreshold(sli.objective, pair.factor);
   return lines(
@@ -263,7 +356,7 @@ function pairExpr(selector: string, sli: SliDefinition, pair: BurnWindowPair): s
     '  and',
     `  ${windowAbove(selector, sli, pair.long, threshold)}`,
     '  and',
-    `  ${guard(selector, sli, pair.long)}`,
+    `  ${guard(selector, sli, guardWindow(pair))}`,
     ')',
   );
 }
@@ -274,6 +367,11 @@ function budgetLeftTemplate(sli: SliDefinition): string {
   return `{{ with printf "${query}" "${slothId(sli)}" $labels.job $labels.instance $labels.${sli.dimension} | query }}{{ . | first | value | humanizePercentage }}{{ else }}an unknown share{{ end }}`;
 }
 
+/** sloth's severity label: its dashboard's page and ticket stats select on it. */
+export function slothSeverity(severity: Severity): 'page' | 'ticket' {
+  return severity === 'critical' ? 'page' : 'ticket';
+}
+
 function burnAlert(config: MonitoringConfig, sli: SliDefinition, level: BurnAlertLevel): AlertingRule {
   const [first, second] = level.pairs;
   const percent = String(decimal(sli.objective.objective * 100));
@@ -282,7 +380,7 @@ function burnAlert(config: MonitoringConfig, sli: SliDefinition, level: BurnAler
     expr: lines(pairExpr(config.selector, sli, first), 'or', pairExpr(config.selector, sli, second)),
     // The windows are the delay: a `for` would only add to the workbook's detection times.
     for: '0m',
-    labels: { severity: level.severity },
+    labels: { severity: level.severity, sloth_severity: slothSeverity(level.severity), sloth_service: SLO_SERVICE },
     annotations: {
       summary: sli.summary,
       description: `${sli.subject}: the error budget burns {{ printf "%.1f" $value }} times as fast as the ${percent} % objective allows; ${budgetLeftTemplate(sli)} of the ${PERIOD_DAYS}-day budget is left.`,

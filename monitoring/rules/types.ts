@@ -15,7 +15,8 @@ export interface AlertingRule {
   readonly alert: string;
   readonly expr: string;
   readonly for: string;
-  readonly labels: { readonly severity: Severity };
+  /** `severity` routes the alert; the SLO alerts add sloth's `sloth_severity` (page, ticket) and `sloth_service`. */
+  readonly labels: { readonly severity: Severity; readonly sloth_severity?: 'page' | 'ticket'; readonly sloth_service?: string };
   readonly annotations: {
     readonly summary: string;
     readonly description: string;
@@ -25,5 +26,7 @@ export interface AlertingRule {
 
 export interface RuleGroup<Rule> {
   readonly name: string;
+  /** Evaluation interval of the group; the global one when unset. */
+  readonly interval?: string;
   readonly rules: readonly Rule[];
 }

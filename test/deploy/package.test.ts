@@ -30,6 +30,7 @@ describe('npm package', () => {
       'rules/hermes-alerts.yml',
       'dashboards/hermes-agent-overview.json',
       'prometheus.yml',
+      'alertmanager.yml',
       'docs/runbook.md',
       'docs/scale-out.md',
       'deploy/systemd/hermes-prometheus-sidecar.service',

@@ -84,10 +84,8 @@ describe('build()', () => {
     const alerts = (parse(contentsOf(files, RULE_FILES.alerts)) as RulesYaml).groups.flatMap((group) => group.rules);
     const byName = (name: string) => alerts.filter((rule) => rule.alert === name).map((rule) => String(rule.expr));
     expect(byName('HermesSpendRateHigh')[0]).toMatch(/> 250$/);
-    expect(byName('HermesApiErrorRatioHigh')).toEqual([
-      expect.stringMatching(/> 0\.2$/),
-      expect.stringMatching(new RegExp(`> ${defaults.thresholds.apiErrorRatioCritical}$`)),
-    ]);
+    expect(byName('HermesApiErrorRatioHigh')).toEqual([expect.stringMatching(/> 0\.2\nand\n/)]);
+    expect(byName('HermesApiRetryStorm')[0]).toContain(`> ${String(defaults.thresholds.apiRetryRatio)}\nand\n`);
     for (const rule of alerts) {
       const annotations = rule.annotations as Record<string, string>;
       expect(annotations.runbook_url).toBe(`${RUNBOOK}#${String(rule.alert).toLowerCase()}`);

@@ -40,7 +40,10 @@ describe('alerting rules', () => {
     (_name, rule) => {
       expect(rule.alert).toMatch(ALERT_NAME);
       expect(SEVERITIES).toContain(rule.labels?.severity);
-      expect(Object.keys(rule.labels ?? {})).toEqual(['severity']);
+      // The SLO burn alerts also carry sloth's labels: its dashboard's page and ticket stats select on them.
+      const expected = rule.alert?.endsWith('BudgetBurn') === true ? ['severity', 'sloth_service', 'sloth_severity'] : ['severity'];
+      expect(Object.keys(rule.labels ?? {}).sort()).toEqual(expected);
+      if (rule.alert?.endsWith('BudgetBurn') === true) expect(rule.labels?.sloth_severity).toBe(rule.labels?.severity === 'critical' ? 'page' : 'ticket');
       expect(Object.keys(rule.annotations ?? {}).sort()).toEqual(['description', 'runbook_url', 'summary']);
       expect(rule.annotations?.summary).toMatch(/^[A-Z].*\.$/);
       expect(rule.annotations?.summary).not.toContain('{{');
@@ -53,8 +56,8 @@ describe('alerting rules', () => {
   it('pairs severities only under one name, warning with critical', () => {
     const severitiesOf = (name: string) => alerts.filter((rule) => rule.alert === name).map((rule) => rule.labels?.severity);
     const paired = alertNames.filter((name) => severitiesOf(name).length > 1);
-    // The API error ratio pages at two levels; without a pair this test would check nothing.
-    expect(paired).toContain('HermesApiErrorRatioHigh');
+    // The SLO burns page and ticket under one name; without a pair this test would check nothing.
+    expect(paired).toContain('HermesApiAvailabilityBudgetBurn');
     for (const name of paired) expect(severitiesOf(name).sort(), name).toEqual(['critical', 'warning']);
   });
 

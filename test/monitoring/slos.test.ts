@@ -14,8 +14,8 @@ import { DASHBOARD_FILES, RULE_FILES } from '../../monitoring/files.js';
 import { build, MonitoringConfigError, resolveConfig, type BuildOptions } from '../../monitoring/index.js';
 import { BUDGET_TEST_FILE, budgetModel, fleets } from '../../monitoring/rules/budget-tests.js';
 import { SPEND_ALERT } from '../../monitoring/rules/budget.js';
-import { FAST, goFixed1, goG4, HOSTS, round4, scenarios, selectorLabels, simulate, SLO_TEST_FILES } from '../../monitoring/rules/slo-tests.js';
-import { SLI_WINDOWS, sliDefinitions } from '../../monitoring/rules/slos.js';
+import { burstyDay, FAST, goFixed1, goG4, HOSTS, round4, scenarios, selectorLabels, simulate, SLO_TEST_FILES } from '../../monitoring/rules/slo-tests.js';
+import { errorBudget, RAW_WINDOWS, SLI_WINDOWS, sliDefinitions } from '../../monitoring/rules/slos.js';
 import { scratchDir } from '../support/scratch.js';
 import { promtool } from '../support/tools.js';
 import { sloRecordingRules } from './bundle.js';
@@ -52,28 +52,34 @@ const SLOTH_RECORDS = [
 describe('SLO recording rules', () => {
   const rules = sloRecordingRules();
 
-  it('record every series sloth records, for each SLO, with sloth labels', () => {
+  it('record every series sloth records, for each SLO: per host without sloth_service, once for the fleet with it', () => {
     for (const sli of sliDefinitions(resolveConfig())) {
       const ofSli = rules.filter((rule) => rule.labels?.sloth_slo === sli.name);
+      const fleet = ofSli.filter((rule) => rule.labels?.sloth_service === 'hermes');
       for (const record of SLOTH_RECORDS) expect(ofSli.map((rule) => rule.record), `${sli.name} ${record}`).toContain(record);
+      // Series sloth's dashboard selects by sloth_service: exactly one rule each for the fleet.
+      for (const record of SLOTH_RECORDS.filter((name) => name.startsWith('slo:sli_error'))) expect(fleet.filter((rule) => rule.record === record), record).toHaveLength(1);
       for (const rule of ofSli) {
-        expect(rule.labels, rule.record).toMatchObject({ sloth_id: `hermes-${sli.name}`, sloth_service: 'hermes', sloth_slo: sli.name });
+        expect(rule.labels, rule.record).toMatchObject({ sloth_id: `hermes-${sli.name}`, sloth_slo: sli.name });
         const window = /(?:rate|increase)(\d+[mhd])$/.exec(rule.record)?.[1];
         if (rule.record.startsWith('slo:sli_')) expect(rule.labels?.sloth_window, rule.record).toBe(window);
       }
     }
   });
 
-  it('compute the 30-day ratio from the 5m series as sloth does', () => {
-    const period = rules.filter((rule) => rule.record === 'slo:sli_error:ratio_rate30d');
-    expect(period).toHaveLength(3);
-    for (const rule of period) {
-      expect(rule.expr).toMatch(/^sum_over_time\(slo:sli_error:ratio_rate5m\{[^}]*\}\[30d\]\)\n\/ ignoring \(sloth_window\)\ncount_over_time\(slo:sli_error:ratio_rate5m\{[^}]*\}\[30d\]\)$/);
+  it('compute the 1-day to 30-day ratios as errors over events, summed from the recorded 5-minute rates', () => {
+    for (const window of ['1d', '3d', '30d']) {
+      const ratios = rules.filter((rule) => rule.record === `slo:sli_error:ratio_rate${window}`);
+      expect(ratios, window).toHaveLength(6);
+      for (const rule of ratios) {
+        expect(rule.expr).toMatch(new RegExp(`^sum_over_time\\(slo:sli_error_events:rate5m\\{[^}]*\\}\\[${window}\\]\\)\\n/\\n\\(sum_over_time\\(slo:sli_events:rate5m\\{[^}]*\\}\\[${window}\\]\\) > 0\\)$`));
+        expect(rule.expr).not.toContain('_total');
+      }
     }
   });
 
   it('count logical provider calls: attempts less retried attempts', () => {
-    const availability = rules.find((rule) => rule.record === 'slo:sli_error:ratio_rate5m' && rule.labels?.sloth_slo === 'provider-availability');
+    const availability = rules.find((rule) => rule.record === 'slo:sli_error_events:rate5m' && rule.labels?.sloth_slo === 'provider-availability');
     expect(availability?.expr).toContain('hermes_api_retries_total');
     expect(availability?.expr).toContain('outcome="error"');
   });
@@ -106,12 +112,47 @@ describe('SLO scenarios under the default objectives', () => {
     // The model the promtool tests check, on a history too long for a quick promtool run.
     const healthy = Array.from({ length: 360 }, () => ({ good: 25, bad: 0 }));
     const steps = [...healthy, ...Array.from({ length: 10 }, () => ({ good: 0, bad: 24 })), ...healthy.slice(0, 40)];
-    const scenario = { name: 'long history', stepMinutes: 1, hosts: [{ instance: 'long', steps }], checks: [], story: '' };
+    const scenario = { name: 'long history', stepMinutes: 1, file: 'outage' as const, hosts: [{ instance: 'long', steps }], checks: [], story: '' };
     const critical = simulate(availability, scenario)[0]?.firing.critical ?? [];
     // 1 h window at minute 5: 120 / (120 + 55 x 25) = 0.080 > 14.4 x 0.005 = 0.072; at minute 4: 0.064.
     expect(Math.min(...critical)).toBe(365);
     // The 6 h pair never fires (240 / 8990 = 0.027 <= 0.03), so the page clears 5 minutes after recovery.
     expect(Math.max(...critical)).toBe(374);
+  });
+
+  it('pages a total outage of every SLO within 10 minutes after 6 hours of steady traffic (25 calls a minute)', () => {
+    const minutes: Record<string, number> = {};
+    const healthy = Array.from({ length: 360 }, () => ({ good: 25, bad: 0 }));
+    const steps = [...healthy, ...Array.from({ length: 15 }, () => ({ good: 0, bad: 24 }))];
+    const scenario = { name: 'long history', stepMinutes: 1, file: 'outage' as const, hosts: [{ instance: 'long', steps }], checks: [], story: '' };
+    for (const sli of slis) {
+      const critical = simulate(sli, scenario)[0]?.firing.critical ?? [];
+      minutes[sli.name] = Math.min(...critical) - healthy.length;
+      expect(minutes[sli.name], sli.name).toBeLessThanOrEqual(10);
+    }
+    console.log(`first page, minutes into a total outage: ${JSON.stringify(minutes)}`);
+    // The 1 h window's share above 14.4 x (1 - objective): 24t / (24t + 25 (60 - t)) > 0.072 from
+    // t = 4.5 min at 99.5 %, > 0.144 from t = 8.95 min at 99 %.
+    expect(minutes).toEqual({ 'provider-availability': 5, 'tool-success': 9, 'provider-latency': 9 });
+    // A partial outage, half of the calls failing: 12t / (1500 - t) > 0.072 from t = 8.95 min.
+    const partial = [...healthy, ...Array.from({ length: 15 }, () => ({ good: 12, bad: 12 }))];
+    const page = simulate(availability, { ...scenario, hosts: [{ instance: 'partial', steps: partial }] })[0]?.firing.critical ?? [];
+    expect(Math.min(...page) - healthy.length).toBe(9);
+  });
+
+  it('tells the true budget left after a bursty day, within two points of errors over events', () => {
+    const steps = burstyDay();
+    const bad = steps.reduce((sum, step) => sum + step.bad, 0);
+    const total = steps.reduce((sum, step) => sum + step.good + step.bad, 0);
+    expect([bad, total]).toEqual([22, 20044]);
+    const truth = 1 - bad / total / errorBudget(availability.objective);
+    expect(truth).toBeCloseTo(0.78, 1);
+    // The generated promtool test (rules/tests/hermes-slos-bursty.yml) expects the rules' value.
+    const scenario = scenarios(availability).find((candidate) => candidate.file === 'bursty');
+    const file = build().find((candidate) => candidate.path === SLO_TEST_FILES.bursty)?.contents ?? '';
+    expect(scenario?.hosts[0]?.steps).toEqual(steps);
+    const expected = /value: (-?[\d.]+)/.exec(file.slice(file.indexOf('period_error_budget_remaining')))?.[1];
+    expect(Math.abs(Number(expected) - truth)).toBeLessThan(0.02);
   });
 
   it('pages nothing for a one-minute blip at 10 % errors, for any SLO', () => {
@@ -165,7 +206,7 @@ describe('build({ slos })', () => {
 
   it('rebuilds the test expectations, and the rebuilt tests pass promtool', () => {
     for (const path of Object.values(SLO_TEST_FILES)) expect(contentsOf(stricter, path), path).not.toBe(contentsOf(committed, path));
-    expect(contentsOf(stricter, SLO_TEST_FILES.fast)).toContain('x = 0.001 (1 - 0.999)');
+    expect(contentsOf(stricter, SLO_TEST_FILES.outage)).toContain('x = 0.001 (1 - 0.999)');
     const tool = promtool();
     if (tool.path === undefined) {
       console.log(`skipped promtool on the rebuilt bundle: ${tool.skipReason ?? ''}`);
@@ -196,8 +237,9 @@ describe('build({ slos })', () => {
 
   it('takes a latency threshold that is a bucket bound into the bucket matcher', () => {
     const files = build({ slos: { providerLatency: { thresholdSeconds: 40.96 } } });
-    const latency = rulesOf(files, RULE_FILES.sloRecording).filter((rule) => rule.labels?.sloth_slo === 'provider-latency' && rule.record?.startsWith('slo:sli_error:ratio_rate') === true && rule.record !== 'slo:sli_error:ratio_rate30d');
-    expect(latency).toHaveLength(SLI_WINDOWS.length);
+    const latency = rulesOf(files, RULE_FILES.sloRecording).filter((rule) => rule.labels?.sloth_slo === 'provider-latency' && rule.expr.includes('_bucket'));
+    // The 5-minute error rate and the raw windows' ratios but 5m (divided from the recorded rates) read the bucket.
+    expect(latency).toHaveLength(1 + RAW_WINDOWS.length - 1);
     for (const rule of latency) expect(rule.expr).toContain('le="40.96"');
   });
 
@@ -283,6 +325,6 @@ describe('the rule-test generator', () => {
     expect(selectorLabels('job=~"agents-.*"')).toBeUndefined();
     const files = build({ selector: 'job=~"agents-.*"' }).map((file) => file.path);
     expect(files).toContain(RULE_FILES.sloAlerts);
-    expect(files).not.toContain(SLO_TEST_FILES.fast);
+    expect(files).not.toContain(SLO_TEST_FILES.outage);
   });
 });

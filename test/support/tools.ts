@@ -35,6 +35,8 @@ export function locate(command: string, hint: string): Tool {
 
 export const promtool = (): Tool => locate('promtool', "install Debian's prometheus package");
 export const prometheus = (): Tool => locate('prometheus', "install Debian's prometheus package");
+export const amtool = (): Tool => locate('amtool', "install Debian's prometheus-alertmanager package");
+export const alertmanager = (): Tool => locate('prometheus-alertmanager', "install Debian's prometheus-alertmanager package");
 export const python3 = (): Tool => locate('python3', 'install Python 3');
 export const systemdAnalyze = (): Tool => locate('systemd-analyze', "install Debian's systemd package");
 export const kubectl = (): Tool => locate('kubectl', "install Debian's kubectl package");
