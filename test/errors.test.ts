@@ -14,7 +14,7 @@ describe('ERRORS', () => {
 
   it('leaves uncounted only the answers that are not the client\'s bad input', () => {
     expect(CODES.filter((code) => ERRORS[code].rejected === undefined).sort()).toEqual(
-      ['delivery_in_progress', 'internal', 'not_found', 'queue_full', 'shutting_down', 'webhooks_disabled'],
+      ['delivery_in_progress', 'internal', 'method_not_allowed', 'not_found', 'queue_full', 'shutting_down', 'webhooks_disabled'],
     );
   });
 

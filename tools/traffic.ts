@@ -61,6 +61,8 @@ const CHOICES: Record<string, readonly string[]> = {
 
 /** One turn in this many is interrupted by /stop. */
 const INTERRUPT_EVERY = 20;
+/** Every this many sessions, one arrives without its on_session_start, as Hermes skips overlapping ones. */
+const START_SKIPPED_EVERY = 8;
 /** The context window every generated model reports, in tokens. */
 const CONTEXT_LENGTH = 200_000;
 
@@ -85,6 +87,7 @@ export class TrafficModel {
   /** Lines sent with a sequence number, and how many the faults deliberately skipped. */
   emitted = 0;
   skipped = 0;
+  private sessionsBegun = 0;
   /** Turns generated: every INTERRUPT_EVERY-th is followed by a /stop (agent_loop_stopped). */
   private turns = 0;
 
@@ -137,7 +140,11 @@ export class TrafficModel {
     const agent = this.agents[agentIndex % this.agents.length]!;
     const lines: Line[] = [];
     const base = { session_id: agent.session, platform: agent.platform, model: agent.model };
-    if (agent.turn === 0) lines.push(this.line(agent, 'on_session_start', base));
+    // Hermes skips an on_session_start that overlaps another (its hook gate keys on ids that hook
+    // lacks): every eighth session arrives without one and is counted from its first turn.
+    if (agent.turn === 0 && this.sessionsBegun++ % START_SKIPPED_EVERY !== START_SKIPPED_EVERY - 1) {
+      lines.push(this.line(agent, 'on_session_start', base));
+    }
     agent.turn += 1;
     const turnId = this.nextId('turn');
     lines.push(this.line(agent, 'pre_llm_call', { ...base, turn_id: turnId, is_first_turn: agent.turn === 1 }));

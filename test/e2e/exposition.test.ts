@@ -68,7 +68,9 @@ async function populate(harness: ReturnType<typeof populatedSidecar>, accept?: s
   await post([{ event: 'plugin_heartbeat', instance: 'p1', data: { interval_seconds: 5, dropped: { post_tool_call: { queue_full: 2 } }, hermes_version: '0.21.3', plugin_version: '0.1.0', profile: 'default', refused_fields: { turn_exit_reason: 1 } } }]);
   await post([{ event: 'agent_loop_stopped', data: { ...CONTENT_FIELDS, platform: 'telegram', reason: 'user_stop' } }]);
   // a call Hermes priced (the plugin adds cost_usd / cost_status)
-  await post([{ event: 'post_api_request', data: { ...CONTENT_FIELDS, provider: 'anthropic', model: 'model-1', api_request_id: 'c1', usage: { input_tokens: 10, output_tokens: 5 }, context_length: 200000, cost_usd: 0.001, cost_status: 'estimated' } }]);
+  await post([{ event: 'post_api_request', data: { ...CONTENT_FIELDS, provider: 'anthropic', model: 'model-1', api_request_id: 'c1', usage: { input_tokens: 10, output_tokens: 5 }, context_length: 200000, cost_usd: 0.001, cost_status: 'estimated', started_at: 1789862400, first_chunk_at: 1789862400.5, ended_at: 1789862401, api_duration: 1 } }]);
+  // a session whose on_session_start Hermes skipped: counted from its first turn
+  await post([{ event: 'pre_llm_call', data: { ...CONTENT_FIELDS, session_id: 'start-skipped', turn_id: 'ts', platform: 'cli', model: 'model-1' } }]);
   // a session whose one call Hermes priced, so it has a cost
   await post([
     { event: 'on_session_start', data: { session_id: 'priced', platform: 'cli' } },
@@ -84,6 +86,8 @@ async function populate(harness: ReturnType<typeof populatedSidecar>, accept?: s
   // orphans: the open spans expire
   harness.clock.advance(61);
   await harness.sidecar.sweep();
+  // the plugin instance reports again, so it is live (and described) at the scrape
+  await post([{ event: 'plugin_heartbeat', instance: 'p1', data: { interval_seconds: 5, dropped: { post_tool_call: { queue_full: 2 } }, hermes_version: '0.21.3', plugin_version: '0.1.0', profile: 'default', refused_fields: { turn_exit_reason: 1 } } }]);
   await harness.sidecar.queue.drained();
   return (await harness.web.get('/metrics').set(accept === undefined ? {} : { Accept: accept }).expect(200)).text;
 }

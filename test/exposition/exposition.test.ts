@@ -34,8 +34,13 @@ describe('createExposition', () => {
     registry.metrics.toolCalls.inc({ tool: 'terminal', status: 'ok' });
     const after = await renderText(exposition);
     const added = after.split('\n').filter((line) => !before.split('\n').includes(line));
-    // The new series, and the series budget's count of it.
-    expect(added).toEqual(['hermes_tool_calls_total{tool="terminal",status="ok"} 1', 'hermes_sidecar_series 1']);
+    // The new series, and the series budget's count and bytes of it.
+    expect(added).toEqual([
+      'hermes_tool_calls_total{tool="terminal",status="ok"} 1',
+      'hermes_sidecar_series 1',
+      `hermes_sidecar_series_bytes ${registry.seriesBytes()}`,
+    ]);
+    expect(registry.seriesBytes()).toBeGreaterThan(0);
   });
 
   it('renders protobuf as the protobuf serializer does, as one buffer', async () => {
