@@ -30,7 +30,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { alertmanagerConfig, RECEIVER_NAMES } from '../../monitoring/alertmanager.js';
 import { RULE_FILES } from '../../monitoring/files.js';
 import { build } from '../../monitoring/index.js';
-import { eventually, Processes, waitReady } from '../support/fleet.js';
+import { eventually, Processes, startAlertmanager, waitReady } from '../support/fleet.js';
 import { locate } from '../support/tools.js';
 
 const tools = [
@@ -157,14 +157,7 @@ describe.skipIf(skipReason !== undefined)(`one incident, one page (${skipReason 
       }),
     );
     writeFileSync(join(scratch, 'alertmanager.yml'), testAlertmanagerConfig(webhook));
-    const alertmanager = await processes.listening('alertmanager', 'prometheus-alertmanager', [
-      `--config.file=${join(scratch, 'alertmanager.yml')}`,
-      `--storage.path=${join(scratch, 'alertmanager')}`,
-      '--web.listen-address=127.0.0.1:0',
-      '--cluster.listen-address=',
-      '--log.level=info',
-    ]);
-    await waitReady(`http://${alertmanager.address}/-/ready`, alertmanager.stderr);
+    const alertmanager = await startAlertmanager(processes, scratch);
 
     started = Date.now();
     const exporter = await listen(createServer((_request, response) => response.end(exposition((Date.now() - started) / 1000))));

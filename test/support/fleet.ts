@@ -123,6 +123,22 @@ interface QueryResult {
   readonly value: [number, string];
 }
 
+/**
+ * A real Alertmanager on `scratch`/alertmanager.yml, clustering off, on a port of the kernel's
+ * choice (it logs it: "Listening on", info level); resolves once /-/ready answers.
+ */
+export async function startAlertmanager(processes: Processes, scratch: string): Promise<{ readonly address: string }> {
+  const alertmanager = await processes.listening('alertmanager', 'prometheus-alertmanager', [
+    `--config.file=${join(scratch, 'alertmanager.yml')}`,
+    `--storage.path=${join(scratch, 'alertmanager')}`,
+    '--web.listen-address=127.0.0.1:0',
+    '--cluster.listen-address=',
+    '--log.level=info',
+  ]);
+  await waitReady(`http://${alertmanager.address}/-/ready`, alertmanager.stderr);
+  return alertmanager;
+}
+
 function dashboardExpr(title: string): string {
   interface Panel {
     readonly title?: string;
@@ -229,15 +245,7 @@ export function describeFleet(title: string, startStore: (setup: StoreSetup) => 
           receivers: [{ name: 'on-call', webhook_configs: [{ url: `http://127.0.0.1:${webhookPort}/alerts`, send_resolved: false }] }],
         }),
       );
-      // Each program binds a port of the kernel's choice and logs it ("Listening on", info level).
-      const alertmanager = await processes.listening('alertmanager', 'prometheus-alertmanager', [
-        `--config.file=${join(scratch, 'alertmanager.yml')}`,
-        `--storage.path=${join(scratch, 'alertmanager')}`,
-        '--web.listen-address=127.0.0.1:0',
-        '--cluster.listen-address=',
-        '--log.level=info',
-      ]);
-      await waitReady(`http://${alertmanager.address}/-/ready`, alertmanager.stderr);
+      const alertmanager = await startAlertmanager(processes, scratch);
 
       const store = await startStore({
         processes,
