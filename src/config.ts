@@ -182,8 +182,7 @@ function parseFlags(argv: readonly string[]): Record<string, string | undefined>
     const { values } = parseArgs({
       args: [...argv],
       options: Object.fromEntries(OPTIONS.map((option) => [option.flag, { type: 'string' as const }])),
-      strict: true,
-      allowPositionals: false,
+      strict: true, allowPositionals: false,
     });
     return values;
   } catch (error) {

@@ -159,3 +159,15 @@ describe('tests beside the code', () => {
 function countDuplicates(pairs: readonly [string, string][]): number {
   return pairs.length - new Set(pairs.map(([from, to]) => `${from}\u0000${to}`)).size;
 }
+
+/** A module past this many lines holds more than one job: split it. */
+const MAX_MODULE_LINES = 400;
+
+describe('module size', () => {
+  it(`keeps every module of src/ within ${MAX_MODULE_LINES} lines`, () => {
+    const files = sourceFiles(SRC);
+    expect(files.length).toBeGreaterThan(100);
+    const long = files.filter((file) => readFileSync(file, 'utf8').split('\n').length - 1 > MAX_MODULE_LINES).map((file) => path.relative(SRC, file));
+    expect(long).toEqual([]);
+  });
+});
