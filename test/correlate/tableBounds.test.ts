@@ -79,7 +79,8 @@ describe('tables bounded in bytes', () => {
     const samples = await harness.samples();
     expect(samples.get(series('hermes_sessions_active', { platform: 'cli' }))).toBe(8_512);
     expect(samples.get(series('hermes_sidecar_state_evictions_total', { table: 'sessions' }))).toBe(0);
-  });
+    // 556 MB of ids through the real path: 17-21 s alone on 2 cores, and past 30 s with both cores busy.
+  }, 120_000);
 
   it('evicts the oldest sessions past the byte budget and counts them: 2,000 sessions with 1,000-character ids, 1 MB budget', async () => {
     const harness = startTestSidecar({ 'correlator.max-table-bytes': String(3 * 1_000_000), 'ingest.max-id-bytes': '65536' });
