@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CATALOGUE, createMetricsRegistry } from '../../src/catalogue.js';
-import { API_FAMILIES } from '../../src/correlate/recorders/apiFamilies.js';
+import { API_FAMILIES } from '../../src/correlate/recorders/api.js';
 import { RunRecorder, RUN_FAMILIES } from '../../src/correlate/recorders/runs.js';
 import { TOOL_FAMILIES } from '../../src/correlate/recorders/tools.js';
 import { DEFAULT_BUCKETS } from '../../src/metrics/declare.js';

@@ -13,8 +13,7 @@ import { CATALOGUE } from '../../src/catalogue.js';
 import { parseSamples, series } from '../support/exposition.js';
 import { recorderHarness } from '../support/recorders.js';
 import { startTestSidecar } from '../support/sidecar.js';
-import { ApiRecorder } from '../../src/correlate/recorders/api.js';
-import { API_FAMILIES } from '../../src/correlate/recorders/apiFamilies.js';
+import { API_FAMILIES, ApiRecorder } from '../../src/correlate/recorders/api.js';
 import type { ApiCall } from '../../src/contract/events.js';
 
 const TTL = 3600;

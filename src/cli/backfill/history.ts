@@ -4,7 +4,7 @@
  * `profile` and `source="backfill"`; everything else is a `hermes_history_*` family. Label values
  * pass the same guard as live ones (src/metrics/labels.ts: sanitizing, caps, `other` folding).
  */
-import { API_FAMILIES } from '../../correlate/recorders/apiFamilies.js';
+import { API_FAMILIES } from '../../correlate/recorders/api.js';
 import { SESSION_FAMILIES } from '../../correlate/recorders/sessions.js';
 import type { MetricSpec } from '../../metrics/declare.js';
 import { LabelGuard, type LabelGuardMetrics, type OpenLabel, defaultLabelRules } from '../../metrics/labels.js';

@@ -1,8 +1,7 @@
 /** All recorders, each built with the families it declares. */
 import { mergeDeclarations } from '../../metrics/declare.js';
 import { familiesFor, type Families } from '../../metrics/registry.js';
-import { ApiRecorder } from './api.js';
-import { API_FAMILIES } from './apiFamilies.js';
+import { API_FAMILIES, ApiRecorder } from './api.js';
 import { APPROVAL_FAMILIES, ApprovalRecorder } from './approvals.js';
 import type { RecorderContext } from './context.js';
 import { DELIVERY_FAMILIES, type DeliveryRecorder } from './delivery.js';

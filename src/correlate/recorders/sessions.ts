@@ -21,7 +21,7 @@ import { exemplarOf } from '../../metrics/exemplars.js';
 import type { Families } from '../../metrics/registry.js';
 import { durationBetween } from '../../contract/bounds.js';
 import type { RecorderContext } from './context.js';
-import { promptTokens } from './api.js';
+import { promptTokens } from './usage.js';
 import type { CallCost } from './pricing.js';
 import { VALUES } from '../../contract/vocabulary.js';
 import { OPEN, counter, gauge, histogram, type Declarations } from '../../metrics/declare.js';

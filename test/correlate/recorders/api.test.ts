@@ -1,8 +1,7 @@
 /** The API recorder: attempts by outcome, durations, tokens, cost, errors and retries, calls in flight. */
 import { describe, expect, it } from 'vitest';
 import type { ApiCall } from '../../../src/contract/events.js';
-import { ApiRecorder } from '../../../src/correlate/recorders/api.js';
-import { API_FAMILIES } from '../../../src/correlate/recorders/apiFamilies.js';
+import { API_FAMILIES, ApiRecorder } from '../../../src/correlate/recorders/api.js';
 import { familiesFor } from '../../../src/metrics/registry.js';
 import { series } from '../../support/exposition.js';
 import { recorderHarness, START } from '../../support/recorders.js';

@@ -1,6 +1,6 @@
 /** The recorders built together: each from its own declaration, the scrape-time ones listed. */
 import { describe, expect, it } from 'vitest';
-import { API_FAMILIES } from '../../../src/correlate/recorders/apiFamilies.js';
+import { API_FAMILIES } from '../../../src/correlate/recorders/api.js';
 import { DELIVERY_FAMILIES, DeliveryRecorder } from '../../../src/correlate/recorders/delivery.js';
 import { createRecorders, RECORDER_FAMILIES } from '../../../src/correlate/recorders/index.js';
 import { TOOL_FAMILIES } from '../../../src/correlate/recorders/tools.js';
