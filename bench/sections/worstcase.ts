@@ -143,6 +143,12 @@ interface Filled {
   readonly stages: Stage[];
   readonly series: number;
   readonly overflow: number;
+  readonly seriesBytes: number;
+  readonly seriesBytesRefused: number;
+  /** V8's heap in use and its size, at the last scrape (prom-client's default metrics). */
+  readonly heapUsed: number;
+  readonly heapTotal: number;
+  readonly external: number;
   readonly refusedAfter: number;
   readonly posts: number;
   readonly ready: string;
@@ -178,7 +184,13 @@ async function fillAndScrape(plan: Plan, rounds: number, guardArgs: readonly str
       if ((await post(sidecar, [{ event: 'post_tool_call', data: { tool_name: 'honest', status: 'ok', duration_ms: 5 } }])) !== 202) refusedAfter += 1;
     }
     const ready = (await (await fetch(`${sidecar.web}/-/ready`)).text()).trim();
-    return { stages, series: sumSamples(text, 'hermes_sidecar_series'), overflow: sumSamples(text, 'hermes_sidecar_series_overflow_total'), refusedAfter, posts, ready };
+    return { stages, series: sumSamples(text, 'hermes_sidecar_series'), overflow: sumSamples(text, 'hermes_sidecar_series_overflow_total'),
+      seriesBytes: sumSamples(text, 'hermes_sidecar_series_bytes'),
+      seriesBytesRefused: sumSamples(text, 'hermes_sidecar_series_bytes_refused_total'),
+      heapUsed: sumSamples(text, 'nodejs_heap_size_used_bytes'),
+      heapTotal: sumSamples(text, 'nodejs_heap_size_total_bytes'),
+      external: sumSamples(text, 'nodejs_external_memory_bytes'),
+      refusedAfter, posts, ready };
   } finally {
     await sidecar.stop();
   }
@@ -226,7 +238,9 @@ export async function worstCaseSection(options: RunOptions): Promise<SectionResu
       filled.stages.map((stage) => [stage.stage, fmtMiB(stage.kernel.rssBytes), fmtMiB(stage.kernel.peakBytes), stage.note]),
     ),
     '',
-    `Live agent series at the end: ${fmtInt(filled.series)} (writes folded into overflow series past the cap: ${fmtInt(filled.overflow)}). ` +
+    `Live agent series at the end: ${fmtInt(filled.series)} (writes folded into overflow series past the cap: ${fmtInt(filled.overflow)}); ` +
+      `series bytes charged ${fmtMiB(filled.seriesBytes)}, writes refused by the byte budget ${fmtInt(filled.seriesBytesRefused)}; ` +
+      `V8 heap at the last scrape ${fmtMiB(filled.heapUsed)} in use of ${fmtMiB(filled.heapTotal)}, outside it (Buffers) ${fmtMiB(filled.external)}. ` +
       `After the traffic stopped, ${filled.refusedAfter} of ${filled.posts} honest posts were refused; /-/ready said "${filled.ready}".`,
     '',
     `${bombs.statuses.length} gzip bomb(s) of ${fmtMiB(options.smoke ? 64 * MiB : 1024 * MiB)} each, at once, on a fresh binary: answers ${bombs.statuses.join(', ')}, peak RSS ${fmtMiB(bombs.deltaBytes)} over idle (in-flight budget ${fmtMiB(budget)}).`,
