@@ -5,7 +5,7 @@
  * parsed back and must equal the edited document. A layout the insertion does not handle is
  * re-rendered from the document instead (comments and key order kept, spacing normalised).
  */
-import { chmod, mkdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { isMap, isScalar, isSeq, parseDocument, type Document, type ToStringOptions } from 'yaml';
@@ -214,16 +214,41 @@ export async function planConfigEdit(hermesHome: string): Promise<ConfigPlan> {
 /** Replace the file through a temporary sibling, keeping its permissions and any symlink. */
 export async function writeConfig(file: string, text: string, created: boolean): Promise<void> {
   let temporary: string | undefined;
+  let made = false;
   try {
     const target = created ? file : await realpath(file);
     const mode = created ? undefined : (await stat(target)).mode & 0o7777;
     temporary = `${target}.${PLUGIN_NAME}-${process.pid}.tmp`;
     await mkdir(path.dirname(target), { recursive: true });
-    await writeFile(temporary, text, { encoding: 'utf8', mode: mode ?? 0o644 });
-    if (mode !== undefined) await chmod(temporary, mode);
+    // Exclusive creation: whatever already sits at the temporary path is not ours to overwrite or remove.
+    const handle = await open(temporary, 'wx', mode ?? 0o644);
+    made = true;
+    try {
+      await handle.writeFile(text, 'utf8');
+      if (mode !== undefined) await handle.chmod(mode);
+    } finally {
+      await handle.close();
+    }
     await rename(temporary, target);
   } catch (error) {
-    if (temporary !== undefined) await rm(temporary, { force: true });
-    throw new InstallError(`could not write ${file}: ${(error as Error).message}`);
+    // Removing the temporary file is tidying up: its own failure must not replace the reason the write failed.
+    if (made && temporary !== undefined) await rm(temporary, { force: true }).catch(() => undefined);
+    throw new InstallError(`could not write ${file}: ${writeFailure(error)}`);
+  }
+}
+
+/** Why writing the config failed, in words that name the path in the way. */
+function writeFailure(error: unknown): string {
+  const { dest, path: where } = error as { dest?: string; path?: string };
+  switch (errorCode(error)) {
+    case 'EISDIR':
+      return `${dest ?? where ?? 'the target'} is a directory`;
+    case 'EEXIST':
+      return `${where ?? 'the temporary file'} already exists (left by an earlier run?); remove it and run install-plugin again`;
+    case 'EACCES':
+    case 'EPERM':
+      return `permission denied on ${where ?? 'its directory'}`;
+    default:
+      return (error as Error).message;
   }
 }

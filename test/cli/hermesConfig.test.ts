@@ -4,11 +4,12 @@
  * file that is not a config it can edit is refused with a message naming the place, and the file
  * is replaced through a temporary sibling that never outlives a failure.
  */
-import { chmod, lstat, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { planConfigEdit, PLUGIN_NAME, writeConfig } from '../../src/cli/hermesConfig.js';
+import { InstallError } from '../../src/cli/installError.js';
 import { scratchDir } from '../support/scratch.js';
 
 async function planFor(text: string | undefined) {
@@ -90,8 +91,26 @@ describe('writeConfig', () => {
     // A directory in the config's place: the temporary file is written, the rename over it fails.
     const file = path.join(dir, 'config.yaml');
     await mkdir(file);
-    await expect(writeConfig(file, 'new\n', false)).rejects.toThrow(`could not write ${file}: `);
+    await expect(writeConfig(file, 'new\n', false)).rejects.toThrow(new InstallError(`could not write ${file}: ${file} is a directory`));
     expect(await readdir(dir)).toEqual(['config.yaml']);
     expect(await readdir(file)).toEqual([]);
+  });
+
+  it('reports what is in the way of its temporary file, and neither overwrites nor removes it', async () => {
+    const dir = scratchDir('hermes-config-');
+    const file = path.join(dir, 'config.yaml');
+    await writeFile(file, 'old\n');
+    const temporary = `${file}.${PLUGIN_NAME}-${process.pid}.tmp`;
+    for (const inTheWay of ['directory', 'file'] as const) {
+      if (inTheWay === 'directory') await mkdir(temporary);
+      else await writeFile(temporary, 'not ours\n');
+      await expect(writeConfig(file, 'new\n', false)).rejects.toThrow(
+        new InstallError(`could not write ${file}: ${temporary} already exists (left by an earlier run?); remove it and run install-plugin again`),
+      );
+      expect(await readFile(file, 'utf8')).toBe('old\n');
+      if (inTheWay === 'directory') expect((await stat(temporary)).isDirectory()).toBe(true);
+      else expect(await readFile(temporary, 'utf8')).toBe('not ours\n');
+      await rm(temporary, { recursive: true });
+    }
   });
 });

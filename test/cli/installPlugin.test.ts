@@ -320,6 +320,20 @@ describe('install-plugin --enable', () => {
     expect(result.stderr).toBe(`install-plugin: cannot read ${configFile()} (EISDIR); refusing to edit it\n`);
   });
 
+  it('says in one sentence, exit 1, what stops the config being written, leaving it and what is in the way alone', async () => {
+    await writeConfig('model: x\n');
+    // A directory at the temporary file's path (runInstallPlugin runs in this process, so with this pid).
+    const inTheWay = `${configFile()}.${PLUGIN_NAME}-${process.pid}.tmp`;
+    await mkdir(path.join(inTheWay, 'keep'), { recursive: true });
+    const result = await run(['--hermes-home', home, '--enable']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `install-plugin: could not write ${configFile()}: ${inTheWay} already exists (left by an earlier run?); remove it and run install-plugin again\n`,
+    );
+    expect(await readFile(configFile(), 'utf8')).toBe('model: x\n');
+    expect(await readdir(inTheWay)).toEqual(['keep']);
+  });
+
   it('keeps the file mode and a symlinked config', async () => {
     const realConfig = path.join(scratch, 'shared-config.yaml');
     await writeFile(realConfig, 'model: x\n');
