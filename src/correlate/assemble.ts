@@ -18,14 +18,17 @@ import { PriceTable, type PriceEntry } from './recorders/pricing.js';
 import { stepsInTurn } from '../slices.js';
 import { VALUES, type ValueOf } from '../contract/vocabulary.js';
 import { counter, mergeDeclarations, type Declarations } from '../metrics/declare.js';
+import { fed } from '../metrics/fedBy.js';
 import { STATE_VALUES } from './stateTableNames.js';
 
 /** The families this module writes (and all it is handed). */
 export const STATE_FAMILIES = {
-  valuesRejected: counter('hermes_sidecar_values_rejected_total', { field: VALUES.bounded_field }, 'self',
+  valuesRejected: fed(counter('hermes_sidecar_values_rejected_total', { field: VALUES.bounded_field }, 'self',
     'Event values outside their bounds, treated as absent, by field: numbers past their plausible bound, ids and names longer than their byte limit (--ingest.max-id-bytes, --ingest.max-label-value-bytes); the event still counts (see Value bounds below).'),
-  stateEvictions: counter('hermes_sidecar_state_evictions_total', { table: STATE_VALUES.state_table }, 'self',
+    'sidecar', 'numeric fields of any event, durations between two `observed_at`, and ids and names of any event or webhook delivery'),
+  stateEvictions: fed(counter('hermes_sidecar_state_evictions_total', { table: STATE_VALUES.state_table }, 'self',
     'Entries evicted from a full state table (too many entries, or too many bytes) before they expired, by table ({table}).'),
+    'sidecar', 'state tables'),
 } as const satisfies Declarations;
 
 /**
