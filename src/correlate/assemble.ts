@@ -7,13 +7,13 @@
  */
 import { LABEL_GUARD_FAMILIES, type LabelGuard } from '../metrics/labels.js';
 import { createRecorders, RECORDER_FAMILIES, type Sweepable } from './recorders/index.js';
-import { familiesFor, type Families } from '../metrics/registry.js';
+import type { Families } from '../metrics/registry.js';
 import { DISPATCHER_FAMILIES, Dispatcher } from './dispatcher.js';
 import { SPAN_FAMILIES } from './recorders/spanTables.js';
 import { PluginInstances } from './instances.js';
 import type { Clock } from '../clock.js';
 import { HeldClock } from './heldClock.js';
-import { DELIVERY_FAMILIES, DeliveryRecorder } from './recorders/delivery.js';
+import { DeliveryRecorder } from './recorders/delivery.js';
 import { PriceTable, type PriceEntry } from './recorders/pricing.js';
 import { stepsInTurn } from '../slices.js';
 import { VALUES, type ValueOf } from '../contract/vocabulary.js';
@@ -111,12 +111,12 @@ export function createEventPipeline(
   const held = new HeldClock(clock);
   // Every state table (plugin instances, sessions, the span tables) evicts its oldest entries when
   // full, in entries or in bytes; counted here, once.
-  const { stateEvictions, valuesRejected } = familiesFor(metrics, STATE_FAMILIES);
+  const { stateEvictions, valuesRejected } = metrics;
   const evicted = (table: (typeof STATE_VALUES)['state_table'][number]): void => stateEvictions.inc({ table });
   // Values out of their bounds: found while reading an event (its rejectedValues) or while
   // computing a duration from two of its timestamps; counted here, once.
   const valueRejected = (field: ValueOf<'bounded_field'>): void => valuesRejected.inc({ field });
-  const delivery = new DeliveryRecorder(familiesFor(metrics, DELIVERY_FAMILIES));
+  const delivery = new DeliveryRecorder(metrics);
   const instances = new PluginInstances({
     clock: held.now,
     ttlSeconds: config.sequence.instanceTtlSeconds,
@@ -138,11 +138,11 @@ export function createEventPipeline(
       sessionMaxBytes: budgets.sessions,
       prices: new PriceTable(config.prices),
       track: (table) => sweepables.push(table),
-      spanMetrics: familiesFor(metrics, SPAN_FAMILIES),
+      spanMetrics: metrics,
       evicted,
       valueRejected,
     },
-    familiesFor(metrics, RECORDER_FAMILIES),
+    metrics,
     delivery,
   );
   // The instance table sweeps in one step of its own.
@@ -153,7 +153,7 @@ export function createEventPipeline(
     },
   });
   return {
-    dispatcher: new Dispatcher(recorders, instances, familiesFor(metrics, DISPATCHER_FAMILIES), held, onApplyError, valueRejected),
+    dispatcher: new Dispatcher(recorders, instances, metrics, held, onApplyError, valueRejected),
     instances,
     delivery,
     sweepSteps: () => stepsInTurn(sweepables.map((table) => () => table.sweepSteps())),

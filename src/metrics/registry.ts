@@ -8,9 +8,9 @@
  * values, `unknown` or `other`), always complete; they refuse non-finite (and, for counters and
  * histograms, negative) values, counted here, and agent families share the global series budget,
  * whose figures (live series, limit, folds) this module declares and writes. The registry is
- * built from the catalogue the composition root gathers (src/catalogue.ts); each component is
- * handed the families of its own declaration object (familiesFor), so writing a family it did
- * not declare does not type-check.
+ * built from the catalogue the composition root gathers (src/catalogue.ts); each component takes
+ * the families of its own declaration object (`Families<typeof ITS_FAMILIES>`) and is handed its
+ * stage's, so writing a family it did not declare does not type-check.
  */
 import {
   closedValues,

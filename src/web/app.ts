@@ -12,7 +12,7 @@
 import express, { type Express, type Response } from 'express';
 import type { Exposition } from '../exposition/exposition.js';
 import { acceptsGzip, CONTENT_TYPES, negotiateFormat } from '../exposition/negotiate.js';
-import { familiesFor, type Families, type MetricsRegistry } from '../metrics/registry.js';
+import type { Families, MetricsRegistry } from '../metrics/registry.js';
 import { DEFAULT_MAX_HELD_BYTES, HeldBodies } from './heldBodies.js';
 import type { RenderedBody } from './parts.js';
 import { RenderFailure, SharedRenders, type RenderPacing } from './renders.js';
@@ -130,7 +130,7 @@ export function createWebApp(options: WebAppOptions): Express {
   app.disable('x-powered-by');
   // An ETag would hash every multi-megabyte exposition; scrapes are never conditional.
   app.disable('etag');
-  const metrics = familiesFor(options.registry.metrics, WEB_APP_FAMILIES);
+  const { metrics } = options.registry;
 
   const renders = new SharedRenders({
     exposition: options.exposition,
