@@ -77,7 +77,7 @@ describe('the order and the feeds, derived from the declarations', () => {
       expect(FED_BY[key], key).toBe((CATALOGUE[key] as { readonly fedBy?: unknown }).fedBy);
     }
     expect(FED_BY.apiRequests.by).toBe(`\`post_api_request\` (success), \`api_request_error\` (error); \`kind="auxiliary"\` needs \`pre/post_auxiliary_call\` (newer Hermes; not in VALID_HOOKS of ${TESTED_HERMES})`);
-    expect(FED_BY.invalidValues).toEqual({ feed: 'sidecar', by: 'series storage: values refused as not finite or negative' });
+    expect(FED_BY.invalidValues).toEqual({ feed: 'sidecar', by: 'series storage: numbers refused as not finite or negative, closed label values not declared' });
     expect(FED_BY.toolCalls).toEqual({ feed: 'hermes', by: '`post_tool_call`: `tool_name`, `status`' });
     expect(FED_BY.toolCalls).toBe(TOOL_FAMILIES.toolCalls.fedBy);
     expect(FED_BY.buildInfo).toEqual({ feed: 'sidecar', by: 'build' });

@@ -109,20 +109,25 @@ export const REGISTRY_FAMILIES = {
     'Agent series removed because nothing wrote them for --metrics.series-ttl; each gave its slot and bytes back to the series budget and its open label values back to their label caps.'),
     'sidecar', 'the expiry sweep (`--metrics.series-ttl`, every `--correlator.sweep-interval`)'),
   invalidValues: fed(counter('hermes_sidecar_invalid_values_total', {}, 'self',
-    'Values refused by the metric storage (not finite, or negative for a counter or histogram): a bug in the sidecar, never stored.'),
-    'sidecar', 'series storage: values refused as not finite or negative'),
+    'Values refused by the metric storage, each a bug in the sidecar: a number not finite, or negative for a counter or histogram (never stored), or a closed label value its declaration does not list (written as "other").'),
+    'sidecar', 'series storage: numbers refused as not finite or negative, closed label values not declared'),
   nativeHalvings: fed(counter('hermes_sidecar_native_resolution_reductions_total', {}, 'self',
     'Times a histogram series halved the resolution of its native buckets (schema minus 1) to stay within --metrics.native-histogram-max-buckets.'),
     'sidecar', 'series storage: native histogram buckets past --metrics.native-histogram-max-buckets'),
 } as const satisfies Declarations;
+
+/** The declared values of a closed label (a derived set resolved against the catalogue); undefined for the others. */
+function closedValuesOf(spec: MetricSpec, name: string, catalogue: readonly MetricSpec[]): readonly string[] | undefined {
+  const declared = spec.labels[name];
+  return declared === undefined ? undefined : closedValues(declared, catalogue);
+}
 
 /** Every combination of a metric's closed label values: the series that exist from the start. */
 export function initialLabelSets(spec: MetricSpec, catalogue: readonly MetricSpec[]): Record<string, string>[] {
   if (!spec.preinit) return [];
   let sets: Record<string, string>[] = [{}];
   for (const name of spec.labelNames) {
-    const declared = spec.labels[name];
-    const values = declared === undefined ? undefined : closedValues(declared, catalogue);
+    const values = closedValuesOf(spec, name, catalogue);
     if (values === undefined) return [];
     sets = sets.flatMap((set) => values.map((value) => ({ ...set, [name]: value })));
   }
@@ -231,6 +236,7 @@ export function createRegistry<D extends Declarations & typeof REGISTRY_FAMILIES
         budget: spec.scope === 'agent' ? budget : undefined,
         foldLabels: spec.labelNames.filter((name) => openLabels.has(guardedLabel(spec, name) ?? '')),
         guards: spec.labelNames.map((name) => guardedLabel(spec, name)),
+        closedValues: spec.labelNames.map((name) => closedValuesOf(spec, name, specs)),
         foldValue: OTHER,
         // Bound below, before any write can happen.
         onFold: () => own.seriesOverflow.inc({ metric: spec.name }),

@@ -65,6 +65,28 @@ describe('CounterStorage', () => {
     expect(scalars(new CounterStorage(opts))).toEqual([['', 0]]);
   });
 
+  it('refuses a closed label value its declaration does not list, counted, and writes it as other', () => {
+    const [opts, counts] = options('counter', ['tool', 'status'], { foldLabels: ['tool'], closedValues: [undefined, ['ok', 'error']] });
+    const counter = new CounterStorage(opts);
+    counter.inc({ tool: 'a', status: 'ok' });
+    counter.inc({ tool: 'a', status: 'unknown' });
+    counter.inc({ tool: 'a', status: 'other' });
+    expect(counts.invalid).toBe(0);
+    counter.inc({ tool: 'a', status: 'lost' }, 2);
+    counter.inc({ tool: 'a', status: 'timeout' });
+    // Open labels take any value; only the closed one is checked.
+    counter.inc({ tool: 'anything', status: 'error' });
+    expect(counts.invalid).toBe(2);
+    expect(scalars(counter)).toEqual([['a/ok', 1], ['a/unknown', 1], ['a/other', 4], ['anything/error', 1]]);
+    // Through a handle, each write counts, as each write of the label-object path does.
+    const handle = counter.handle({ tool: 'b', status: 'lost' });
+    handle.inc();
+    handle.inc();
+    expect(counts.invalid).toBe(4);
+    expect(scalars(counter)).toContainEqual(['b/other', 2]);
+    expect(counts.folds).toBe(0);
+  });
+
   it('writes through a handle to the series resolved once, bumping its version', () => {
     const [opts, counts] = options('counter', ['tool']);
     const counter = new CounterStorage(opts);
