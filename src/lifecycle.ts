@@ -5,7 +5,8 @@
  */
 import { startupDone } from './startupFootprint.js';
 import { createIngestServer, createSidecar, errorFields, webListenerLimits } from './app.js';
-import { ConfigError, ENVIRONMENT_NAMES, helpText, loadConfig, type ListenAddress } from './config.js';
+import { ConfigError, loadConfig, type ListenAddress } from './config.js';
+import { ENVIRONMENT_NAMES, helpText } from './configOptions.js';
 import { unknownEnvironmentWarnings } from './environmentNames.js';
 import { createWebServer } from './web/server.js';
 import { boundAddress, closeServer, listenOn } from './net/listener.js';

@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, envName, helpText, loadConfig, OPTIONS, parseListenAddress } from '../src/config.js';
+import { ConfigError, loadConfig, parseListenAddress } from '../src/config.js';
+import { OPTIONS } from '../src/configOptions.js';
 import { DEFAULT_BUCKETS } from '../src/metrics/declare.js';
 import { OPEN_LABELS } from '../src/metrics/labels.js';
 import { scratchDir } from './support/scratch.js';
@@ -320,15 +321,5 @@ describe('listen addresses', () => {
     ['localhost:8080', { host: 'localhost', port: 8080 }],
   ])('%s', (text, expected) => {
     expect(parseListenAddress(text)).toEqual(expected);
-  });
-});
-
-describe('--help', () => {
-  it('lists every option with its environment variable and default', () => {
-    const help = helpText();
-    for (const option of OPTIONS) {
-      expect(help).toContain(`--${option.flag}=VALUE`);
-      expect(help).toContain(`env ${envName(option.flag)}; default ${option.default ?? '(none)'}`);
-    }
   });
 });
