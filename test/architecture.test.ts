@@ -109,8 +109,6 @@ const TESTED_ABOVE_LINES = 60;
 const WITHOUT_OWN_TEST = [
   // Tested through their users: the series table by test/metrics/{liveness,expiry,registry}.test.ts,
   // assembly by test/app.test.ts and the accounting properties, declarations by declarations.test.ts.
-  'src/correlate/assemble.ts',
-  'src/metrics/declare.ts',
   'src/metrics/series.ts',
   'src/web/bcryptWorker.ts',
   // Type declarations and value tables, checked through their users.
