@@ -110,10 +110,8 @@ const WITHOUT_OWN_TEST = [
   // Tested through their users: the series table by test/metrics/{liveness,expiry,registry}.test.ts,
   // assembly by test/app.test.ts and the accounting properties, declarations by declarations.test.ts.
   'src/metrics/series.ts',
-  'src/web/bcryptWorker.ts',
   // Type declarations and value tables, checked through their users.
   'src/contract/eventData.ts',
-  'src/contract/vocabulary.ts',
   // The process lifecycle, run end to end by test/e2e/lifecycle.test.ts.
   'src/lifecycle.ts',
   // The plugin: register(ctx) is tested by test_register.py, the rest through the bridge.
