@@ -112,8 +112,6 @@ const WITHOUT_OWN_TEST = [
   'src/metrics/series.ts',
   // Type declarations and value tables, checked through their users.
   'src/contract/eventData.ts',
-  // The process lifecycle, run end to end by test/e2e/lifecycle.test.ts.
-  'src/lifecycle.ts',
   // The plugin: register(ctx) is tested by test_register.py, the rest through the bridge.
   'plugin/hermes_prometheus_bridge/__init__.py',
   'plugin/hermes_prometheus_bridge/bridge.py',
