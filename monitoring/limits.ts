@@ -11,7 +11,7 @@
  * that carries every label. So they leave room for the labels a deployment adds.
  */
 import { CATALOGUE } from '../src/catalogue.js';
-import { OPTIONS } from '../src/config.js';
+import { OPTIONS } from '../src/configOptions.js';
 import { closedValues, DEFAULT_BUCKETS, guardedLabel, INFO, type MetricSpec } from '../src/metrics/declare.js';
 import { DEFAULT_LABEL_CAPS, MAX_LABEL_LENGTH } from '../src/metrics/labels.js';
 import { OTHER, UNKNOWN } from '../src/wireText.js';

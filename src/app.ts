@@ -10,15 +10,14 @@ import { createIngestApp, type IngestAppOptions } from './ingest/app.js';
 import { createWebApp } from './web/app.js';
 import { createExposition, renderText, type Exposition } from './exposition/exposition.js';
 import type { Format } from './exposition/serializer.js';
-import { familiesFor, type MetricsRegistry } from './metrics/registry.js';
+import type { MetricsRegistry } from './metrics/registry.js';
 import { createMetricsRegistry, type Metrics } from './catalogue.js';
-import { BUILD_FAMILIES, recordBuildInfo } from './buildInfo.js';
-import { CONNECTION_FAMILIES } from './net/connections.js';
+import { recordBuildInfo } from './buildInfo.js';
 import { createEventPipeline } from './correlate/assemble.js';
 import type { Dispatcher } from './correlate/dispatcher.js';
-import { INGESTOR_FAMILIES, Ingestor } from './ingest/ingestor.js';
-import { BODY_FAMILIES, InflightBudget } from './ingest/body.js';
-import { MEMORY_FAMILIES, MemoryGuard, processMemory, runtimeGc, type MemoryProbe } from './ingest/memory.js';
+import { Ingestor } from './ingest/ingestor.js';
+import { InflightBudget } from './ingest/body.js';
+import { MemoryGuard, processMemory, runtimeGc, type MemoryProbe } from './ingest/memory.js';
 import { IngestQueue } from './ingest/queue.js';
 import { earlyExpiry } from './metrics/earlyExpiry.js';
 import { coalesced, eventLoopSlicer, runInSlices, stepsInTurn, type Slicer } from './slices.js';
@@ -104,12 +103,12 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     runInSlices(stepsInTurn([() => pipeline.sweepSteps(), () => registry.expirySteps(clock())]), slicer),
   );
   const queue = new IngestQueue({ batches: config.ingest.queueCapacity, events: config.ingest.queueMaxEvents });
-  const ingestor = new Ingestor(queue, dispatcher, familiesFor(metrics, INGESTOR_FAMILIES), slicer);
-  const inflight = new InflightBudget(config.ingest.maxInflightBytes, familiesFor(metrics, BODY_FAMILIES));
+  const ingestor = new Ingestor(queue, dispatcher, metrics, slicer);
+  const inflight = new InflightBudget(config.ingest.maxInflightBytes, metrics);
   const onInternalError = (error: unknown) =>
     logger.error({ code: 'internal', ...errorFields(error) }, 'request failed');
 
-  recordBuildInfo(familiesFor(metrics, BUILD_FAMILIES));
+  recordBuildInfo(metrics);
   const memoryGuard = new MemoryGuard({
     probe: deps.memoryProbe ?? processMemory,
     clock,
@@ -121,7 +120,7 @@ export function createSidecar(config: Config, deps: SidecarDeps): Sidecar {
     inFlightBytes: () => inflight.bytes,
     storedSeries: () => registry.agentSeries(),
     shedder: earlyExpiry({ store: registry, clock, ttlSeconds: config.seriesTtlSeconds }),
-    metrics: familiesFor(metrics, MEMORY_FAMILIES),
+    metrics,
   });
 
   const ready = () => {
@@ -191,7 +190,7 @@ export function createIngestServer(sidecar: Sidecar): Server {
   return createListener(sidecar.ingestApp, {
     name: 'ingest',
     limits: limitsFrom(config.listeners.ingest, config.ingest.bodyTimeoutSeconds * 1000 + 1000),
-    metrics: familiesFor(sidecar.metrics, CONNECTION_FAMILIES),
+    metrics: sidecar.metrics,
   });
 }
 

@@ -16,8 +16,7 @@ import { mergeDeclarations, type Declarations, type MetricSpec } from './metrics
 import { createRegistry, REGISTRY_FAMILIES, type Families, type MetricsRegistry, type RegistryOptions } from './metrics/registry.js';
 import { WEB_APP_FAMILIES } from './web/app.js';
 import { WEB_SERVER_FAMILIES } from './web/server.js';
-import type { FedBy } from './metrics/fedBy.js';
-import { TESTED_HERMES } from './contract/hooks.js';
+import type { FedBy, FedSpec } from './metrics/fedBy.js';
 
 const DECLARED = mergeDeclarations(
   PIPELINE_FAMILIES,
@@ -53,88 +52,14 @@ export type MetricKey = Extract<keyof Catalogue, string>;
 /** Every family's handles: what the composition root holds and hands out by declaration. */
 export type Metrics = Families<Catalogue>;
 
-const AUXILIARY = '`kind="auxiliary"` needs `pre/post_auxiliary_call` (newer Hermes; not in VALID_HOOKS of ' + TESTED_HERMES + ')';
-
-/**
- * What feeds the families whose declarations do not carry it yet, because their modules
- * (correlate/recorders/api.ts, plugins.ts, context.ts, correlate/assemble.ts, dispatcher.ts,
- * ingest/memory.ts, metrics/labels.ts, registry.ts, net/connections.ts, web/app.ts, web/server.ts)
- * are being reworked on other branches: each entry moves into its declaration as `fed(...)`, and
- * this table goes once it is empty.
- */
-const FEEDS_OUTSIDE_DECLARATIONS = {
-  apiRequests: { feed: 'hermes', by: `\`post_api_request\` (success), \`api_request_error\` (error); ${AUXILIARY}` },
-  apiRequestDuration: { feed: 'hermes', by: '`api_duration` (s) of `post_api_request` / `api_request_error`' },
-  apiTimeToFirstChunk: { feed: 'partial', by: '`first_chunk_at` − `started_at` of `post_api_request` (`outcome="success"`); `outcome="error"` from `api_request_error`\'s `first_chunk_at`, which Hermes 0.21 passes (agent/api_request_hooks.py); streamed calls only, and only the first attempt of a call to end (later ones count in hermes_sidecar_time_to_first_chunk_unmeasured_total)' },
-  apiErrors: { feed: 'hermes', by: '`api_request_error`: `reason`, `error_type` (the plugin forwards `error["type"]`) as `error_class`, `status_code`, `retryable`' },
-  apiRetries: { feed: 'hermes', by: '`api_request_error`: `retryable`, `retry_count`, `max_retries`' },
-  apiRetriesExhausted: { feed: 'hermes', by: '`api_request_error`: `retryable`, `retry_count`, `max_retries`' },
-  tokens: { feed: 'hermes', by: '`post_api_request` `usage` (`_usage_summary_for_api_request_hook`): `input_tokens`, `cache_read_tokens`, `cache_write_tokens`, `output_tokens`, `reasoning_tokens`; a type whose `usage.reported_usage_fields` flag is false (Hermes 0.21) is not counted, not counted as 0' },
-  apiPromptTokens: { feed: 'hermes', by: '`post_api_request` `usage.prompt_tokens`' },
-  apiFinishReasons: { feed: 'hermes', by: '`post_api_request` `finish_reason`' },
-  costUsd: { feed: 'hermes', by: '`post_api_request`: `cost_usd`/`cost_status` (the plugin\'s sender thread, Hermes\' `agent.usage_pricing.estimate_usage_cost`), else `usage` × the config file\'s `prices:`' },
-  costUnpriced: { feed: 'hermes', by: '`post_api_request` without `cost_usd` and without a `prices:` entry, or without `usage`' },
-  apiContextUtilization: { feed: 'partial', by: '`post_api_request`: prompt tokens of `usage` / `context_length`, which only Hermes after 0.21.3 passes (agent/turn_response_intake.py on main)' },
-  apiOutputTokensPerSecond: { feed: 'hermes', by: '`post_api_request`: `usage.output_tokens` / (`api_duration` − (`first_chunk_at` − `started_at`)); streamed calls only' },
-  apiRequestsInFlight: { feed: 'hermes', by: '`pre_api_request` → `post_api_request` / `api_request_error` by `api_request_id`' },
-  genAiOperationDuration: { feed: 'hermes', by: '`api_duration` (s) of `post_api_request` / `api_request_error` (`reason` as `error_type`); with `--metrics.semconv`' },
-  genAiTokenUsage: { feed: 'hermes', by: '`post_api_request` `usage`: `prompt_tokens` (else input + cache read + cache write) as input, `output_tokens` as output; with `--metrics.semconv`' },
-  pluginInfo: { feed: 'plugin', by: '`plugin_heartbeat`: `hermes_version`, `plugin_version`, `profile` (Hermes 0.21 `ctx.profile_name`) of the instances whose heartbeat is live' },
-  pluginValuesRefused: { feed: 'plugin', by: '`plugin_heartbeat` `refused_fields` (deltas per plugin instance)' },
-  orphanedSpans: { feed: 'sidecar', by: 'span tables (TTL and size bound)' },
-  firstChunkUnmeasured: { feed: 'sidecar', by: '`api_request_error` or `post_api_request` with `first_chunk_at` whose `api_request_id` had a failed attempt before' },
-  outputSpeedUnmeasured: { feed: 'sidecar', by: '`post_api_request` with `first_chunk_at` but no positive time after it, or no `usage.output_tokens`' },
-  eventsIgnored: { feed: 'sidecar', by: 'ingest: hooks with no metric mapping' },
-  lastEvent: { feed: 'sidecar', by: 'ingest' },
-  memoryPressure: { feed: 'sidecar', by: 'memory guard' },
-  memoryLiveBytes: { feed: 'sidecar', by: 'memory guard' },
-  memoryOverLimit: { feed: 'sidecar', by: 'memory guard' },
-  memorySeriesShed: { feed: 'sidecar', by: 'memory guard (early expiry of the longest-idle series)' },
-  valuesRejected: { feed: 'sidecar', by: 'numeric fields of any event, durations between two `observed_at`, and ids and names of any event or webhook delivery' },
-  webAuthFailures: { feed: 'sidecar', by: 'web listener basic auth' },
-  labelOverflow: { feed: 'sidecar', by: 'label guard' },
-  labelValuesCut: { feed: 'sidecar', by: 'label guard' },
-  labelCacheEvictions: { feed: 'sidecar', by: 'label guard' },
-  stateEvictions: { feed: 'sidecar', by: 'state tables' },
-  liveSeries: { feed: 'sidecar', by: 'series storage' },
-  invalidValues: { feed: 'sidecar', by: 'series storage: values refused as not finite or negative' },
-  nativeHalvings: { feed: 'sidecar', by: 'series storage: native histogram buckets past --metrics.native-histogram-max-buckets' },
-  seriesLimit: { feed: 'sidecar', by: 'configuration' },
-  seriesOverflow: { feed: 'sidecar', by: 'series storage' },
-  seriesExpired: { feed: 'sidecar', by: 'the expiry sweep (`--metrics.series-ttl`, every `--correlator.sweep-interval`)' },
-  seriesBytes: { feed: 'sidecar', by: 'series storage' },
-  seriesBytesLimit: { feed: 'sidecar', by: 'configuration' },
-  seriesBytesRefused: { feed: 'sidecar', by: 'series storage' },
-  scrapeErrors: { feed: 'sidecar', by: '/metrics' },
-  connectionsClosed: { feed: 'sidecar', by: 'web and ingest listeners' },
-  connectionsOpen: { feed: 'sidecar', by: 'web and ingest listeners' },
-  connectionsLimit: { feed: 'sidecar', by: 'configuration' },
-  scrapeAnswersDropped: { feed: 'sidecar', by: '/metrics' },
-  scrapeRenders: { feed: 'sidecar', by: '/metrics' },
-  scrapesPaced: { feed: 'sidecar', by: '/metrics' },
-  connectionsStalled: { feed: 'sidecar', by: 'web and ingest listeners' },
-  requestsDelayed: { feed: 'sidecar', by: 'web and ingest listeners (per-connection request rate)' },
-} as const satisfies Record<string, FedBy>;
-
-// Every family says what feeds it, once: in its declaration or (for now) in the table above.
-type FedInDeclaration = { [K in MetricKey]: Catalogue[K] extends { readonly fedBy: FedBy } ? K : never }[MetricKey];
-type FedOutside = keyof typeof FEEDS_OUTSIDE_DECLARATIONS;
-type Unfed = Exclude<MetricKey, FedInDeclaration | FedOutside>;
-type FedTwice = Extract<FedInDeclaration, FedOutside>;
-type FedButUndeclared = Exclude<FedOutside, MetricKey>;
-const everyFamilyFedOnce: [Unfed, FedTwice, FedButUndeclared] extends [never, never, never] ? true : never = true;
-void everyFamilyFedOnce;
-
-function feedOf(key: MetricKey): FedBy {
-  const declared = (CATALOGUE[key] as MetricSpec & { readonly fedBy?: FedBy }).fedBy;
-  const fedBy = declared ?? (FEEDS_OUTSIDE_DECLARATIONS as Readonly<Record<string, FedBy>>)[key];
-  if (fedBy === undefined) throw new Error(`the family ${key} does not say what feeds it`);
-  return fedBy;
-}
+// Every family says what feeds it, in its declaration (metrics/fedBy.ts `fed`).
+type Unfed = { [K in MetricKey]: Catalogue[K] extends { readonly fedBy: FedBy } ? never : K }[MetricKey];
+const everyFamilyFed: [Unfed] extends [never] ? true : never = true;
+void everyFamilyFed;
 
 /** What feeds each family (docs/metrics.md, "fed by"), in catalogue order. */
 export const FED_BY: Readonly<Record<MetricKey, FedBy>> = Object.fromEntries(
-  (Object.keys(CATALOGUE) as MetricKey[]).map((key) => [key, feedOf(key)]),
+  (Object.keys(CATALOGUE) as MetricKey[]).map((key) => [key, (CATALOGUE[key] as FedSpec).fedBy]),
 ) as Record<MetricKey, FedBy>;
 
 /** Metrics no Hermes release feeds (envelope variant only): not on the dashboards, not in rules. */

@@ -5,15 +5,13 @@
  */
 import { startupDone } from './startupFootprint.js';
 import { createIngestServer, createSidecar, errorFields, webListenerLimits } from './app.js';
-import { ConfigError, ENVIRONMENT_NAMES, helpText, loadConfig, type ListenAddress } from './config.js';
+import { ConfigError, loadConfig, type ListenAddress } from './config.js';
+import { ENVIRONMENT_NAMES, helpText } from './configOptions.js';
 import { unknownEnvironmentWarnings } from './environmentNames.js';
 import { createWebServer } from './web/server.js';
 import { boundAddress, closeServer, listenOn } from './net/listener.js';
 import { createLogger } from './log.js';
 import { VERSION, versionText } from './version.js';
-import { familiesFor } from './metrics/registry.js';
-import { CONNECTION_FAMILIES } from './net/connections.js';
-import { WEB_SERVER_FAMILIES } from './web/server.js';
 
 const CLOSE_GRACE_MS = 2000;
 
@@ -47,9 +45,9 @@ async function runSidecar(argv: readonly string[]): Promise<void> {
   const webServer = await createWebServer(sidecar.webApp, {
     configFile: config.web.configFile,
     logger,
-    metrics: familiesFor(sidecar.metrics, WEB_SERVER_FAMILIES),
+    metrics: sidecar.metrics,
     limits: webListenerLimits(config),
-    connectionMetrics: familiesFor(sidecar.metrics, CONNECTION_FAMILIES),
+    connectionMetrics: sidecar.metrics,
   });
   const web = await bind('web', config.web.listen, () => listenOn(webServer.server, config.web.listen));
   const ingest = await bind('ingest', config.ingest.listen, () => listenOn(createIngestServer(sidecar), config.ingest.listen));

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { OPTIONS } from '../src/config.js';
+import { OPTIONS } from '../src/configOptions.js';
 import { CATALOGUE } from '../src/catalogue.js';
 import { LAYERS } from './support/layers.js';
 

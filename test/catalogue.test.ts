@@ -11,6 +11,7 @@ import { createMetricsRegistry } from '../src/catalogue.js';
 import { initialLabelSets } from '../src/metrics/registry.js';
 import { createExposition, renderText } from '../src/exposition/exposition.js';
 import { OPEN_LABELS } from '../src/metrics/labels.js';
+import { TESTED_HERMES } from '../src/contract/hooks.js';
 
 const SPECS: MetricSpec[] = Object.values(CATALOGUE);
 const words = (text: string): Set<string> => new Set(text.match(/[\w/]+/g) ?? []);
@@ -69,9 +70,14 @@ describe('the order and the feeds, derived from the declarations', () => {
     expect(new Set(METRIC_NAMES).size).toBe(keys.length);
   });
 
-  it('says what feeds every family, taking a declaration\'s own word', () => {
+  it('says what feeds every family, each in its own declaration', () => {
     expect(Object.keys(FED_BY)).toEqual(keys);
-    for (const key of keys) expect(FED_BY[key].by.length, key).toBeGreaterThan(0);
+    for (const key of keys) {
+      expect(FED_BY[key].by.length, key).toBeGreaterThan(0);
+      expect(FED_BY[key], key).toBe((CATALOGUE[key] as { readonly fedBy?: unknown }).fedBy);
+    }
+    expect(FED_BY.apiRequests.by).toBe(`\`post_api_request\` (success), \`api_request_error\` (error); \`kind="auxiliary"\` needs \`pre/post_auxiliary_call\` (newer Hermes; not in VALID_HOOKS of ${TESTED_HERMES})`);
+    expect(FED_BY.invalidValues).toEqual({ feed: 'sidecar', by: 'series storage: numbers refused as not finite or negative, closed label values not declared' });
     expect(FED_BY.toolCalls).toEqual({ feed: 'hermes', by: '`post_tool_call`: `tool_name`, `status`' });
     expect(FED_BY.toolCalls).toBe(TOOL_FAMILIES.toolCalls.fedBy);
     expect(FED_BY.buildInfo).toEqual({ feed: 'sidecar', by: 'build' });

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { renderMetricsDoc } from '../scripts/metrics-doc.js';
 import { declaringModules } from '../scripts/declarers.js';
 import { CATALOGUE } from '../src/catalogue.js';
-import { envName, loadConfig, OPTIONS } from '../src/config.js';
+import { loadConfig } from '../src/config.js';
+import { envName, OPTIONS } from '../src/configOptions.js';
 
 describe('documentation', () => {
   it('docs/metrics.md is generated from the current catalogue (npm run docs:metrics)', async () => {

@@ -1,7 +1,7 @@
 /** Misspelt HERMES_SIDECAR_* variables: warned about with the closest setting, never silently ignored. */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ENVIRONMENT_NAMES } from '../src/config.js';
+import { ENVIRONMENT_NAMES } from '../src/configOptions.js';
 import { FOREIGN_ENVIRONMENT_NAMES, unknownEnvironmentWarnings } from '../src/environmentNames.js';
 import { startSidecarProcess } from './support/process.js';
 

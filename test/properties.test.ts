@@ -1,6 +1,6 @@
 /**
  * Properties (fast-check, time-boxed): no request body or field value makes the sidecar answer
- * 5xx, throw, or emit NaN; distinct label values never merge into one series; /metrics always
+ * 5xx, throw, emit NaN or write a value storage refuses; distinct label values never merge into one series; /metrics always
  * parses; webhook bodies and config files never fail in an unplanned way. `npm run fuzz` runs
  * the same properties for longer (FUZZ_SECONDS per property).
  */
@@ -43,6 +43,8 @@ async function scrapeValid(harness: TestSidecar): Promise<void> {
   const text = await harness.scrape();
   expect(text).not.toMatch(/ NaN$/m);
   expectValidExposition(text);
+  // Whatever arrived, storage refused nothing: every closed label value was a declared one.
+  expect(text).toMatch(/^hermes_sidecar_invalid_values_total 0$/m);
 }
 
 const eventName = fc.oneof(fc.constantFrom(...MAPPED_EVENTS), fc.string({ maxLength: 20 }));

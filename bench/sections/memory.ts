@@ -2,7 +2,7 @@
  * Section 4, memory per live series: one fresh `node --expose-gc` child per size.
  */
 import { readFileSync } from 'node:fs';
-import { OPTIONS } from '../../src/config.js';
+import { OPTIONS } from '../../src/configOptions.js';
 import {
   fmt,
   fmtInt,

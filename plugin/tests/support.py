@@ -287,6 +287,11 @@ def patched_environ(values, remove=()):
         os.environ.update(saved)
 
 
+def sender_threads():
+    """The bridge sender threads alive in this process."""
+    return [t for t in threading.enumerate() if t.name == "hermes-prometheus-bridge"]
+
+
 def wait_until(predicate, timeout=5.0, interval=0.005):
     deadline = time.monotonic() + timeout
     while not predicate():

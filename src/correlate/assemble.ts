@@ -7,25 +7,28 @@
  */
 import { LABEL_GUARD_FAMILIES, type LabelGuard } from '../metrics/labels.js';
 import { createRecorders, RECORDER_FAMILIES, type Sweepable } from './recorders/index.js';
-import { familiesFor, type Families } from '../metrics/registry.js';
+import type { Families } from '../metrics/registry.js';
 import { DISPATCHER_FAMILIES, Dispatcher } from './dispatcher.js';
 import { SPAN_FAMILIES } from './recorders/spanTables.js';
 import { PluginInstances } from './instances.js';
 import type { Clock } from '../clock.js';
 import { HeldClock } from './heldClock.js';
-import { DELIVERY_FAMILIES, DeliveryRecorder } from './recorders/delivery.js';
+import { DeliveryRecorder } from './recorders/delivery.js';
 import { PriceTable, type PriceEntry } from './recorders/pricing.js';
 import { stepsInTurn } from '../slices.js';
 import { VALUES, type ValueOf } from '../contract/vocabulary.js';
 import { counter, mergeDeclarations, type Declarations } from '../metrics/declare.js';
+import { fed } from '../metrics/fedBy.js';
 import { STATE_VALUES } from './stateTableNames.js';
 
 /** The families this module writes (and all it is handed). */
 export const STATE_FAMILIES = {
-  valuesRejected: counter('hermes_sidecar_values_rejected_total', { field: VALUES.bounded_field }, 'self',
+  valuesRejected: fed(counter('hermes_sidecar_values_rejected_total', { field: VALUES.bounded_field }, 'self',
     'Event values outside their bounds, treated as absent, by field: numbers past their plausible bound, ids and names longer than their byte limit (--ingest.max-id-bytes, --ingest.max-label-value-bytes); the event still counts (see Value bounds below).'),
-  stateEvictions: counter('hermes_sidecar_state_evictions_total', { table: STATE_VALUES.state_table }, 'self',
+    'sidecar', 'numeric fields of any event, durations between two `observed_at`, and ids and names of any event or webhook delivery'),
+  stateEvictions: fed(counter('hermes_sidecar_state_evictions_total', { table: STATE_VALUES.state_table }, 'self',
     'Entries evicted from a full state table (too many entries, or too many bytes) before they expired, by table ({table}).'),
+    'sidecar', 'state tables'),
 } as const satisfies Declarations;
 
 /**
@@ -108,12 +111,12 @@ export function createEventPipeline(
   const held = new HeldClock(clock);
   // Every state table (plugin instances, sessions, the span tables) evicts its oldest entries when
   // full, in entries or in bytes; counted here, once.
-  const { stateEvictions, valuesRejected } = familiesFor(metrics, STATE_FAMILIES);
+  const { stateEvictions, valuesRejected } = metrics;
   const evicted = (table: (typeof STATE_VALUES)['state_table'][number]): void => stateEvictions.inc({ table });
   // Values out of their bounds: found while reading an event (its rejectedValues) or while
   // computing a duration from two of its timestamps; counted here, once.
   const valueRejected = (field: ValueOf<'bounded_field'>): void => valuesRejected.inc({ field });
-  const delivery = new DeliveryRecorder(familiesFor(metrics, DELIVERY_FAMILIES));
+  const delivery = new DeliveryRecorder(metrics);
   const instances = new PluginInstances({
     clock: held.now,
     ttlSeconds: config.sequence.instanceTtlSeconds,
@@ -135,11 +138,11 @@ export function createEventPipeline(
       sessionMaxBytes: budgets.sessions,
       prices: new PriceTable(config.prices),
       track: (table) => sweepables.push(table),
-      spanMetrics: familiesFor(metrics, SPAN_FAMILIES),
+      spanMetrics: metrics,
       evicted,
       valueRejected,
     },
-    familiesFor(metrics, RECORDER_FAMILIES),
+    metrics,
     delivery,
   );
   // The instance table sweeps in one step of its own.
@@ -150,7 +153,7 @@ export function createEventPipeline(
     },
   });
   return {
-    dispatcher: new Dispatcher(recorders, instances, familiesFor(metrics, DISPATCHER_FAMILIES), held, onApplyError, valueRejected),
+    dispatcher: new Dispatcher(recorders, instances, metrics, held, onApplyError, valueRejected),
     instances,
     delivery,
     sweepSteps: () => stepsInTurn(sweepables.map((table) => () => table.sweepSteps())),

@@ -11,15 +11,18 @@ import type { PluginInstances } from './instances.js';
 import type { HeldClock } from './heldClock.js';
 import { VALUES } from '../contract/vocabulary.js';
 import { counter, gauge, type Declarations } from '../metrics/declare.js';
+import { fed } from '../metrics/fedBy.js';
 
 /** The families this module writes (and all it is handed). */
 export const DISPATCHER_FAMILIES = {
-  eventsIgnored: counter('hermes_sidecar_events_ignored_total', { event: VALUES.ignored_event }, 'self',
+  eventsIgnored: fed(counter('hermes_sidecar_events_ignored_total', { event: VALUES.ignored_event }, 'self',
     'Valid events that have no metric mapping.',
     // Ignored events are expected noise; a zero per known name would only lengthen the scrape.
     { preinit: false }),
-  lastEvent: gauge('hermes_sidecar_last_event_timestamp_seconds', {}, 'self',
+    'sidecar', 'ingest: hooks with no metric mapping'),
+  lastEvent: fed(gauge('hermes_sidecar_last_event_timestamp_seconds', {}, 'self',
     'Time the newest event was applied.'),
+    'sidecar', 'ingest'),
 } as const satisfies Declarations;
 
 export class Dispatcher {

@@ -8,7 +8,7 @@
 import express, { type Express, type RequestHandler } from 'express';
 import { SidecarError } from '../errors.js';
 import { closedLabel } from '../metrics/labels.js';
-import { familiesFor, type Families } from '../metrics/registry.js';
+import type { Families } from '../metrics/registry.js';
 import { EVENTS_ROUTE, HOOKS_ROUTE, type IngestRouteOptions } from './admission.js';
 import { SUBMISSION_FAMILIES } from './submission.js';
 import { BODY_FAMILIES } from './body.js';
@@ -82,9 +82,9 @@ export function createIngestApp(options: IngestAppOptions): Express {
   app.disable('x-powered-by');
   app.disable('etag');
   const { metrics, token, retryAfterSeconds, onInternalError, onFailedRequest, webhook, ready, ...shared } = options;
-  const rejections = new Rejections(familiesFor(metrics, REJECTION_FAMILIES));
-  const routes: IngestRouteOptions = { ...shared, metrics: familiesFor(metrics, SUBMISSION_FAMILIES), rejections };
-  app.use(countRequests(familiesFor(metrics, INGEST_APP_FAMILIES)));
+  const rejections = new Rejections(metrics);
+  const routes: IngestRouteOptions = { ...shared, metrics, rejections };
+  app.use(countRequests(metrics));
   app.use(eventsRouter({ ...routes, token }));
   app.use(hooksRouter(routes, webhook));
   app.use(readyRouter(token, ready));

@@ -29,6 +29,7 @@ import { runInNewContext } from 'node:vm';
 import type { Clock } from '../clock.js';
 import type { Families } from '../metrics/registry.js';
 import { counter, gauge, type Declarations } from '../metrics/declare.js';
+import { fed } from '../metrics/fedBy.js';
 import type { SeriesShedder } from '../metrics/earlyExpiry.js';
 
 /** Why memory is over a limit: work in flight (refused until it drains) or what is stored (not refused). */
@@ -37,14 +38,18 @@ export type PressureCause = (typeof PRESSURE_CAUSES)[number];
 
 /** The families this module writes (and all it is handed). */
 export const MEMORY_FAMILIES = {
-  memoryPressure: gauge('hermes_sidecar_memory_pressure', {}, 'self',
+  memoryPressure: fed(gauge('hermes_sidecar_memory_pressure', {}, 'self',
     '1 while the memory guard refuses ingest (503) and /-/ready answers 503, else 0.'),
-  memoryOverLimit: counter('hermes_sidecar_memory_over_limit_total', { cause: PRESSURE_CAUSES }, 'self',
+    'sidecar', 'memory guard'),
+  memoryOverLimit: fed(counter('hermes_sidecar_memory_over_limit_total', { cause: PRESSURE_CAUSES }, 'self',
     'Times memory went over a --memory.* limit, by cause: inflight (request bodies in flight explain it: ingest answers 503 until they drain) or held (stored series and state hold it, which refusing cannot free: ingest is still accepted, /-/ready says so, and the longest-idle series are expired early).'),
-  memorySeriesShed: counter('hermes_sidecar_memory_series_shed_total', {}, 'self',
+    'sidecar', 'memory guard'),
+  memorySeriesShed: fed(counter('hermes_sidecar_memory_series_shed_total', {}, 'self',
     'Series the memory guard had expired before their --metrics.series-ttl because stored series held memory over a --memory.* limit (idle ones first, never one written within the last 5 minutes).'),
-  memoryLiveBytes: gauge('hermes_sidecar_memory_live_bytes', {}, 'self',
+    'sidecar', 'memory guard (early expiry of the longest-idle series)'),
+  memoryLiveBytes: fed(gauge('hermes_sidecar_memory_live_bytes', {}, 'self',
     'Live memory the guard measures: V8 heap in use plus memory held by Buffers and ArrayBuffers.'),
+    'sidecar', 'memory guard'),
 } as const satisfies Declarations;
 
 interface MemoryUsage {

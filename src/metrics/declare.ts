@@ -136,7 +136,7 @@ export function closedValues(values: LabelValues, catalogue?: readonly MetricSpe
 function helpText(help: string, labels: LabelDeclarations): string {
   return help.replace(/\{(\w+)\}/g, (_match, label: string) => {
     const declared = labels[label];
-    const values = declared === undefined || 'derived' in (declared as object) ? undefined : closedValues(declared);
+    const values = declared === undefined || (typeof declared === 'object' && 'derived' in declared) ? undefined : closedValues(declared);
     if (values === undefined) throw new Error(`HELP placeholder {${label}} names no closed label`);
     return values.join(', ');
   });

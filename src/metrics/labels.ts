@@ -6,6 +6,7 @@
  * new values fold into `other`, and each fold is counted.
  */
 import { counter, type Declarations } from './declare.js';
+import { fed } from './fedBy.js';
 import type { LabelAdmission } from './seriesTable.js';
 import { cutToBytes, DEFAULT_MAX_RAW_LABEL_BYTES, fitsBytes, OTHER, UNKNOWN, type Fallback } from '../wireText.js';
 
@@ -317,10 +318,13 @@ export class LabelGuard implements LabelAdmission {
 
 /** The families this module writes (and all it is handed). */
 export const LABEL_GUARD_FAMILIES = {
-  labelOverflow: counter('hermes_sidecar_label_overflow_total', { label: OPEN_LABELS }, 'self',
+  labelOverflow: fed(counter('hermes_sidecar_label_overflow_total', { label: OPEN_LABELS }, 'self',
     'Label values folded into "other" by the cardinality guard.'),
-  labelValuesCut: counter('hermes_sidecar_label_values_cut_total', { label: OPEN_LABELS }, 'self',
+    'sidecar', 'label guard'),
+  labelValuesCut: fed(counter('hermes_sidecar_label_values_cut_total', { label: OPEN_LABELS }, 'self',
     'Raw label values longer than --ingest.max-label-value-bytes that reached the label guard and were cut to it before sanitizing (the event readers already refuse such names, so this stays 0 unless a new caller skips them).'),
-  labelCacheEvictions: counter('hermes_sidecar_label_cache_evictions_total', { label: OPEN_LABELS }, 'self',
+    'sidecar', 'label guard'),
+  labelCacheEvictions: fed(counter('hermes_sidecar_label_cache_evictions_total', { label: OPEN_LABELS }, 'self',
     'Raw spellings dropped from the label guard\'s bounded cache of resolved values (least recently used first); an evicted spelling is resolved again, with the same result, when it returns.'),
+    'sidecar', 'label guard'),
 } as const satisfies Declarations;

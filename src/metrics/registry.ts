@@ -8,9 +8,9 @@
  * values, `unknown` or `other`), always complete; they refuse non-finite (and, for counters and
  * histograms, negative) values, counted here, and agent families share the global series budget,
  * whose figures (live series, limit, folds) this module declares and writes. The registry is
- * built from the catalogue the composition root gathers (src/catalogue.ts); each component is
- * handed the families of its own declaration object (familiesFor), so writing a family it did
- * not declare does not type-check.
+ * built from the catalogue the composition root gathers (src/catalogue.ts); each component takes
+ * the families of its own declaration object (`Families<typeof ITS_FAMILIES>`) and is handed its
+ * stage's, so writing a family it did not declare does not type-check.
  */
 import {
   closedValues,
@@ -23,6 +23,7 @@ import {
   type LabelsOf,
   type MetricSpec,
 } from './declare.js';
+import { fed } from './fedBy.js';
 import {
   CounterStorage,
   GaugeStorage,
@@ -86,33 +87,47 @@ const agentMetricNames: DerivedValues = {
 
 /** The series budget's figures and the storage's refusals, written by the registry itself. */
 export const REGISTRY_FAMILIES = {
-  liveSeries: gauge('hermes_sidecar_series', {}, 'self',
+  liveSeries: fed(gauge('hermes_sidecar_series', {}, 'self',
     'Live label sets across agent metrics (a histogram label set counts once).'),
-  seriesLimit: gauge('hermes_sidecar_series_limit', {}, 'self',
+    'sidecar', 'series storage'),
+  seriesLimit: fed(gauge('hermes_sidecar_series_limit', {}, 'self',
     'The global cap on live label sets across agent metrics.'),
-  seriesBytes: gauge('hermes_sidecar_series_bytes', {}, 'self',
+    'sidecar', 'configuration'),
+  seriesBytes: fed(gauge('hermes_sidecar_series_bytes', {}, 'self',
     'Bytes charged for the live agent series (labels, numbers, classic and native buckets, cached renderings), against --metrics.max-series-bytes.'),
-  seriesBytesLimit: gauge('hermes_sidecar_series_bytes_limit', {}, 'self',
+    'sidecar', 'series storage'),
+  seriesBytesLimit: fed(gauge('hermes_sidecar_series_bytes_limit', {}, 'self',
     'The byte budget of live agent series (--metrics.max-series-bytes; 0: none).'),
-  seriesOverflow: counter('hermes_sidecar_series_overflow_total', { metric: agentMetricNames }, 'self',
+    'sidecar', 'configuration'),
+  seriesOverflow: fed(counter('hermes_sidecar_series_overflow_total', { metric: agentMetricNames }, 'self',
     'New label sets folded into their overflow series (open labels as "other") because the global series cap was reached.'),
-  seriesBytesRefused: counter('hermes_sidecar_series_bytes_refused_total', { metric: agentMetricNames }, 'self',
+    'sidecar', 'series storage'),
+  seriesBytesRefused: fed(counter('hermes_sidecar_series_bytes_refused_total', { metric: agentMetricNames }, 'self',
     'New label sets refused a series of their own because it would have taken the live agent series past --metrics.max-series-bytes; each is then written to its overflow series (counted in hermes_sidecar_series_overflow_total).'),
-  seriesExpired: counter('hermes_sidecar_series_expired_total', { metric: agentMetricNames }, 'self',
+    'sidecar', 'series storage'),
+  seriesExpired: fed(counter('hermes_sidecar_series_expired_total', { metric: agentMetricNames }, 'self',
     'Agent series removed because nothing wrote them for --metrics.series-ttl; each gave its slot and bytes back to the series budget and its open label values back to their label caps.'),
-  invalidValues: counter('hermes_sidecar_invalid_values_total', {}, 'self',
-    'Values refused by the metric storage (not finite, or negative for a counter or histogram): a bug in the sidecar, never stored.'),
-  nativeHalvings: counter('hermes_sidecar_native_resolution_reductions_total', {}, 'self',
+    'sidecar', 'the expiry sweep (`--metrics.series-ttl`, every `--correlator.sweep-interval`)'),
+  invalidValues: fed(counter('hermes_sidecar_invalid_values_total', {}, 'self',
+    'Values refused by the metric storage, each a bug in the sidecar: a number not finite, or negative for a counter or histogram (never stored), or a closed label value its declaration does not list (written as "other").'),
+    'sidecar', 'series storage: numbers refused as not finite or negative, closed label values not declared'),
+  nativeHalvings: fed(counter('hermes_sidecar_native_resolution_reductions_total', {}, 'self',
     'Times a histogram series halved the resolution of its native buckets (schema minus 1) to stay within --metrics.native-histogram-max-buckets.'),
+    'sidecar', 'series storage: native histogram buckets past --metrics.native-histogram-max-buckets'),
 } as const satisfies Declarations;
+
+/** The declared values of a closed label (a derived set resolved against the catalogue); undefined for the others. */
+function closedValuesOf(spec: MetricSpec, name: string, catalogue: readonly MetricSpec[]): readonly string[] | undefined {
+  const declared = spec.labels[name];
+  return declared === undefined ? undefined : closedValues(declared, catalogue);
+}
 
 /** Every combination of a metric's closed label values: the series that exist from the start. */
 export function initialLabelSets(spec: MetricSpec, catalogue: readonly MetricSpec[]): Record<string, string>[] {
   if (!spec.preinit) return [];
   let sets: Record<string, string>[] = [{}];
   for (const name of spec.labelNames) {
-    const declared = spec.labels[name];
-    const values = declared === undefined ? undefined : closedValues(declared, catalogue);
+    const values = closedValuesOf(spec, name, catalogue);
     if (values === undefined) return [];
     sets = sets.flatMap((set) => values.map((value) => ({ ...set, [name]: value })));
   }
@@ -221,6 +236,7 @@ export function createRegistry<D extends Declarations & typeof REGISTRY_FAMILIES
         budget: spec.scope === 'agent' ? budget : undefined,
         foldLabels: spec.labelNames.filter((name) => openLabels.has(guardedLabel(spec, name) ?? '')),
         guards: spec.labelNames.map((name) => guardedLabel(spec, name)),
+        closedValues: spec.labelNames.map((name) => closedValuesOf(spec, name, specs)),
         foldValue: OTHER,
         // Bound below, before any write can happen.
         onFold: () => own.seriesOverflow.inc({ metric: spec.name }),

@@ -7,12 +7,14 @@
  * generation.
  *
  * Storage refuses what no sample may hold (non-finite values anywhere, negative increments of
- * counters and negative observations of histograms), counted, never silent.
+ * counters and negative observations of histograms), counted, never silent; and a closed label
+ * value its declaration does not list (closedLabels.ts), written as `other` so the write counts.
  */
 import type { MetricSpec } from './declare.js';
 import type { HistogramSeries, Labels, ScalarSeries, FamilyView } from './series.js';
 import { SeriesIndex } from './seriesIndex.js';
 import { seriesBytes, type SeriesBudget, type SeriesShape } from './seriesBudget.js';
+import { ClosedLabels } from './closedLabels.js';
 
 /**
  * The label guard's side of a series' life (src/metrics/labels.ts): every live series holds a
@@ -65,6 +67,8 @@ export interface FamilyOptions {
   readonly guards?: readonly (string | undefined)[];
   /** Where the references to guarded label values go; ADMIT_ALL when absent. */
   readonly admission?: LabelAdmission;
+  /** The declared values of each closed label by label index (undefined for the others); unchecked when absent. */
+  readonly closedValues?: readonly (readonly string[] | undefined)[];
 }
 
 /**
@@ -97,21 +101,28 @@ export class HandleSeries<S extends AnySeries> {
    * of its own resolves again from that series' label values, so it keeps no labels object.
    */
   private foldedLabels: Labels | undefined;
+  /** Whether its labels carried an undeclared closed value (its series carries `other` instead). */
+  private readonly refused: boolean;
 
   constructor(
     private readonly table: SeriesTable<S>,
     labels: Labels,
   ) {
     this.generation = table.generation;
-    const { series, folded } = table.resolveLabels(labels);
+    const { series, folded, refused } = table.resolveLabels(labels);
     this.series = series;
+    this.refused = refused;
     this.foldedLabels = folded ? labels : undefined;
   }
 
-  /** The series to write now; a folded label set counts a fold on every write, as the label-object path does. */
+  /**
+   * The series to write now; a folded label set counts a fold, and a refused closed value a
+   * refusal, on every write, as the label-object path does.
+   */
   current(): S {
     if (this.generation !== this.table.generation) this.resolveAgain();
     if (this.foldedLabels !== undefined) this.table.countFold();
+    if (this.refused) this.table.countRefusal();
     return this.series;
   }
 
@@ -149,6 +160,7 @@ export abstract class SeriesTable<S extends AnySeries> implements FamilyView {
   /** The guard label of each folded label, same order as `foldIndices`. */
   private readonly foldGuards: readonly string[];
   private readonly admission: LabelAdmission;
+  private readonly closedLabels: ClosedLabels;
   private shapeOf: SeriesShape | undefined;
   /**
    * Bumped whenever series leave: a handle holding a series checks it on every write and
@@ -167,6 +179,7 @@ export abstract class SeriesTable<S extends AnySeries> implements FamilyView {
     this.foldIndices = options.foldLabels.map((label) => this.labelNames.indexOf(label)).filter((index) => index >= 0);
     this.foldGuards = this.foldIndices.map((index) => options.guards?.[index] ?? (this.labelNames[index] as string));
     this.admission = options.admission ?? ADMIT_ALL;
+    this.closedLabels = new ClosedLabels(options.closedValues ?? []);
   }
 
   get size(): number {
@@ -224,19 +237,34 @@ export abstract class SeriesTable<S extends AnySeries> implements FamilyView {
     if (this.labelNames.length === 0 && this.enabled) this.create([], { charged: false, pinned: true });
   }
 
-  /** The series of these labels (or its overflow series), counting a fold when it folded. */
+  /** The series of these labels (or its overflow series), counting a fold when it folded and a refused closed value. */
   protected seriesFor(labels: Labels): S {
-    const series = this.index.find(labels) ?? this.createWithin(this.valuesOf(labels));
-    if (series !== undefined) return series;
-    this.options.onFold();
-    return this.overflowSeries(this.valuesOf(labels));
+    const found = this.index.find(labels);
+    if (found !== undefined) return found;
+    const { series, folded, refused } = this.resolveNew(labels);
+    if (refused) this.options.onInvalid();
+    if (folded) this.options.onFold();
+    return series;
   }
 
-  /** The series of these labels, created while the budget lasts, else their overflow series; for a handle (HandleSeries). */
-  resolveLabels(labels: Labels): { readonly series: S; readonly folded: boolean } {
-    const series = this.index.find(labels) ?? this.createWithin(this.valuesOf(labels));
-    if (series !== undefined) return { series, folded: false };
-    return { series: this.overflowSeries(this.valuesOf(labels)), folded: true };
+  /**
+   * The series of these labels, created while the budget lasts, else their overflow series; for a
+   * handle (HandleSeries), which counts the fold and the refusal at each write.
+   */
+  resolveLabels(labels: Labels): { readonly series: S; readonly folded: boolean; readonly refused: boolean } {
+    const found = this.index.find(labels);
+    if (found !== undefined) return { series: found, folded: false, refused: false };
+    return this.resolveNew(labels);
+  }
+
+  /** A label set no series holds yet: its declared values, or `other` for a closed value its declaration does not list. */
+  private resolveNew(labels: Labels): { readonly series: S; readonly folded: boolean; readonly refused: boolean } {
+    const values = this.valuesOf(labels);
+    const refused = this.closedLabels.refuseUndeclared(values);
+    // A refused value became `other`, whose series may exist already.
+    const series = (refused ? this.index.findValues(values) : undefined) ?? this.createWithin(values);
+    if (series !== undefined) return { series, folded: false, refused };
+    return { series: this.overflowSeries(values), folded: true, refused };
   }
 
   /** The same by label values in label-name order (a removed series' own), for a handle. */
@@ -249,6 +277,11 @@ export abstract class SeriesTable<S extends AnySeries> implements FamilyView {
   /** Counts one write folded into an overflow series. */
   countFold(): void {
     this.options.onFold();
+  }
+
+  /** Counts one write whose closed label value was refused. */
+  countRefusal(): void {
+    this.options.onInvalid();
   }
 
   /** A new series of these values while the budget lasts; undefined once it is spent (the caller folds). */

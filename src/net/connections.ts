@@ -33,6 +33,7 @@ import type http from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { counter, gauge, type Declarations } from '../metrics/declare.js';
+import { fed } from '../metrics/fedBy.js';
 import type { Families } from '../metrics/registry.js';
 import { ServiceRecord } from './service.js';
 
@@ -52,16 +53,21 @@ export const CONNECTION_VALUES = {
 
 /** The families this module writes (and all it is handed). */
 export const CONNECTION_FAMILIES = {
-  connectionsClosed: counter('hermes_sidecar_connections_closed_total', { listener: CONNECTION_VALUES.listener, reason: CONNECTION_VALUES.connection_close_reason }, 'self',
+  connectionsClosed: fed(counter('hermes_sidecar_connections_closed_total', { listener: CONNECTION_VALUES.listener, reason: CONNECTION_VALUES.connection_close_reason }, 'self',
     'Connections a listener closed itself, by listener and reason ({reason}): refused at --<listener>.max-connections with every connection on its first request (limit); closed to make room at the cap: a peer not reading its answer or the oldest idle or half-sent one (evicted), a request body arriving below --ingest.min-body-rate (slow_body), the connection served most lately (fairness); answered with Connection: close after --<listener>.max-requests-per-connection (request_limit); request head or whole request too slow (headers_timeout, request_timeout), a response not drained within --<listener>.write-timeout (write_timeout), more pipelined requests waiting than allowed (pipeline_limit).'),
-  connectionsOpen: gauge('hermes_sidecar_connections_open', { listener: CONNECTION_VALUES.listener }, 'self',
+    'sidecar', 'web and ingest listeners'),
+  connectionsOpen: fed(gauge('hermes_sidecar_connections_open', { listener: CONNECTION_VALUES.listener }, 'self',
     'Connections open on each listener (bounded by --web.max-connections and --ingest.max-connections).'),
-  connectionsLimit: gauge('hermes_sidecar_connections_limit', { listener: CONNECTION_VALUES.listener }, 'self',
+    'sidecar', 'web and ingest listeners'),
+  connectionsLimit: fed(gauge('hermes_sidecar_connections_limit', { listener: CONNECTION_VALUES.listener }, 'self',
     'The configured cap on open connections of each listener.'),
-  requestsDelayed: counter('hermes_sidecar_requests_delayed_total', { listener: CONNECTION_VALUES.listener }, 'self',
+    'sidecar', 'configuration'),
+  requestsDelayed: fed(counter('hermes_sidecar_requests_delayed_total', { listener: CONNECTION_VALUES.listener }, 'self',
     'Requests held back before their handler because their connection made them faster than --web.max-connection-request-rate: the work one peer repeating requests can make.'),
-  connectionsStalled: gauge('hermes_sidecar_connections_stalled', { listener: CONNECTION_VALUES.listener }, 'self',
+    'sidecar', 'web and ingest listeners (per-connection request rate)'),
+  connectionsStalled: fed(gauge('hermes_sidecar_connections_stalled', { listener: CONNECTION_VALUES.listener }, 'self',
     'Connections of each listener whose peer has taken none of its answer for 200 ms, as of the last sweep (every 100 ms): the first to be evicted at the cap.'),
+    'sidecar', 'web and ingest listeners'),
 } as const satisfies Declarations;
 
 /** A value of one of this module's closed sets. */

@@ -12,11 +12,12 @@
 import express, { type Express, type Response } from 'express';
 import type { Exposition } from '../exposition/exposition.js';
 import { acceptsGzip, CONTENT_TYPES, negotiateFormat } from '../exposition/negotiate.js';
-import { familiesFor, type Families, type MetricsRegistry } from '../metrics/registry.js';
+import type { Families, MetricsRegistry } from '../metrics/registry.js';
 import { DEFAULT_MAX_HELD_BYTES, HeldBodies } from './heldBodies.js';
 import type { RenderedBody } from './parts.js';
 import { RenderFailure, SharedRenders, type RenderPacing } from './renders.js';
 import { counter, type Declarations } from '../metrics/declare.js';
+import { fed } from '../metrics/fedBy.js';
 
 /** The closed value sets of this module's labels. */
 export const WEB_APP_VALUES = {
@@ -25,14 +26,18 @@ export const WEB_APP_VALUES = {
 
 /** The families this module writes (and all it is handed). */
 export const WEB_APP_FAMILIES = {
-  scrapeErrors: counter('hermes_sidecar_scrape_errors_total', { stage: WEB_APP_VALUES.scrape_stage }, 'self',
+  scrapeErrors: fed(counter('hermes_sidecar_scrape_errors_total', { stage: WEB_APP_VALUES.scrape_stage }, 'self',
     'Failures while rendering /metrics, by stage ({stage}): a collector that threw (collect) or a render that failed and answered 500 (render).'),
-  scrapeAnswersDropped: counter('hermes_sidecar_scrape_answers_dropped_total', {}, 'self',
+    'sidecar', '/metrics'),
+  scrapeAnswersDropped: fed(counter('hermes_sidecar_scrape_answers_dropped_total', {}, 'self',
     'Scrape answers dropped with their connection before the peer had read them, to keep the bytes of unread answers under 32 MiB: those peers had not read an older render than everyone else.'),
-  scrapeRenders: counter('hermes_sidecar_scrape_renders_total', {}, 'self',
+    'sidecar', '/metrics'),
+  scrapeRenders: fed(counter('hermes_sidecar_scrape_renders_total', {}, 'self',
     'Renders of the exposition made for /metrics. Every scrape that waited for a render shares it, so under a crowd of scrapers this grows far slower than the scrapes.'),
-  scrapesPaced: counter('hermes_sidecar_scrapes_paced_total', {}, 'self',
+    'sidecar', '/metrics'),
+  scrapesPaced: fed(counter('hermes_sidecar_scrapes_paced_total', {}, 'self',
     'Scrapes that waited for a later render because one had run too recently: renders start at most once per --web.min-render-interval and take at most half the time, however many scrapers come.'),
+    'sidecar', '/metrics'),
 } as const satisfies Declarations;
 
 export interface WebAppOptions {
@@ -125,7 +130,7 @@ export function createWebApp(options: WebAppOptions): Express {
   app.disable('x-powered-by');
   // An ETag would hash every multi-megabyte exposition; scrapes are never conditional.
   app.disable('etag');
-  const metrics = familiesFor(options.registry.metrics, WEB_APP_FAMILIES);
+  const { metrics } = options.registry;
 
   const renders = new SharedRenders({
     exposition: options.exposition,

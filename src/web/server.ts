@@ -23,6 +23,7 @@ import { guardedHandler } from './guard.js';
 import { applyTls, enforceClientCertPolicy, tlsServerOptions } from './tlsPolicy.js';
 import type { WebConfig } from './webConfig.js';
 import { counter, type Declarations } from '../metrics/declare.js';
+import { fed } from '../metrics/fedBy.js';
 
 /** The closed value sets of this module's labels. */
 export const WEB_SERVER_VALUES = {
@@ -32,8 +33,9 @@ export const WEB_SERVER_VALUES = {
 
 /** The families this module writes (and all it is handed). */
 export const WEB_SERVER_FAMILIES = {
-  webAuthFailures: counter('hermes_sidecar_web_auth_failures_total', { reason: WEB_SERVER_VALUES.auth_refusal }, 'self',
+  webAuthFailures: fed(counter('hermes_sidecar_web_auth_failures_total', { reason: WEB_SERVER_VALUES.auth_refusal }, 'self',
     'Requests to the web listener refused by basic auth, by reason ({reason}): bcrypt said no, a recently failed credential refused without bcrypt, or too many verifications waiting (429).'),
+    'sidecar', 'web listener basic auth'),
 } as const satisfies Declarations;
 
 type LogFn = (fields: Record<string, unknown>, message: string) => void;

@@ -16,12 +16,12 @@ import { python3 } from '../support/tools.js';
 const python = python3();
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-// FakePricing (plugin/tests/test_host.py) answers like agent.usage_pricing.estimate_usage_cost.
+// FakePricing (plugin/tests/test_pricing.py) answers like agent.usage_pricing.estimate_usage_cost.
 const TURN = `
 import json, sys
 from plugin.tests import support
 from plugin.tests.hermes_dispatch import PluginManager, host_hook_list, load_directory_plugin
-from plugin.tests.test_host import FakePricing
+from plugin.tests.test_pricing import FakePricing
 
 pricing = FakePricing({("openrouter", "anthropic/claude-sonnet-4.6"): ("3", "15", "0.3", "3.75")})
 sys.modules["agent.usage_pricing"] = pricing.module

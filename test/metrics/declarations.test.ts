@@ -33,7 +33,7 @@ describe('family declarations', () => {
     expect(() => writeAsToolRecorder(metrics)).toThrow(TypeError);
   });
 
-  it('refuse, at type-check, a closed label value the declaration does not list', async () => {
+  it('refuse a closed label value the declaration does not list: at type-check, and in storage at run time', async () => {
     const harness = recorderHarness();
     const { eventsDropped } = familiesFor(harness.metrics, INGESTOR_FAMILIES);
     // The value the compiler refuses is one the declaration does not list, beside one it does.
@@ -43,8 +43,13 @@ describe('family declarations', () => {
     // @ts-expect-error 'lost' is not a drop reason of the ingestor's declaration
     eventsDropped.inc({ reason: 'lost' });
     eventsDropped.inc({ reason: 'queue_full' });
-    // The storage does not check closed values at run time; the declared one is written.
-    expect((await harness.samples()).get(series('hermes_sidecar_events_dropped_total', { reason: 'queue_full' }))).toBe(1);
+    // Past the type-check (a cast), storage refuses the value, counts the refusal and writes the
+    // drop as reason="other", so it is still counted.
+    const samples = await harness.samples();
+    expect(samples.get(series('hermes_sidecar_events_dropped_total', { reason: 'lost' }))).toBeUndefined();
+    expect(samples.get(series('hermes_sidecar_events_dropped_total', { reason: 'other' }))).toBe(1);
+    expect(samples.get(series('hermes_sidecar_events_dropped_total', { reason: 'queue_full' }))).toBe(1);
+    expect(samples.get('hermes_sidecar_invalid_values_total')).toBe(1);
   });
 
   it('refuse the handles of another component where a component is built', () => {

@@ -1,43 +1,7 @@
-/** The storage of families: one series per label set, refusals counted, the budget and its folds. */
+/** The storage of each kind of family: counters, gauges and histograms on their series table, refused values counted. */
 import { describe, expect, it } from 'vitest';
-import { OPEN, type MetricSpec } from '../../src/metrics/declare.js';
-import {
-  CounterStorage,
-  GaugeStorage,
-  HistogramStorage,
-  SeriesBudget,
-  type FamilyOptions,
-  type HistogramSeries,
-  type ScalarSeries,
-} from '../../src/metrics/families.js';
-
-function spec(type: MetricSpec['type'], labelNames: readonly string[]): MetricSpec {
-  return { name: `test_${type}`, help: 'test', type, labels: Object.fromEntries(labelNames.map((name) => [name, OPEN])), labelNames, scope: 'agent', preinit: false };
-}
-
-interface Counts {
-  folds: number;
-  invalid: number;
-}
-
-function options(type: MetricSpec['type'], labelNames: readonly string[], extra: Partial<FamilyOptions> = {}): [FamilyOptions, Counts] {
-  const counts: Counts = { folds: 0, invalid: 0 };
-  return [
-    {
-      spec: spec(type, labelNames),
-      enabled: true,
-      budget: undefined,
-      foldLabels: labelNames,
-      foldValue: 'other',
-      onFold: () => void (counts.folds += 1),
-      onInvalid: () => void (counts.invalid += 1),
-      ...extra,
-    },
-    counts,
-  ];
-}
-
-const scalars = (family: { series(): Iterable<ScalarSeries> }) => [...family.series()].map((series) => [series.labelValues.join('/'), series.value]);
+import { CounterStorage, GaugeStorage, HistogramStorage, type HistogramSeries } from '../../src/metrics/families.js';
+import { options, scalars } from '../support/storage.js';
 
 describe('CounterStorage', () => {
   it('keeps one series per label set, in creation order, and adds to it', () => {
@@ -76,18 +40,6 @@ describe('CounterStorage', () => {
     expect(series?.value).toBe(3);
     expect(series?.version).toBe(2);
     expect(counts.invalid).toBe(1);
-  });
-
-  it('folds new label sets into the overflow series once the budget is spent, counting each fold', () => {
-    const [opts, counts] = options('counter', ['tool'], { budget: new SeriesBudget(2) });
-    const counter = new CounterStorage(opts);
-    counter.inc({ tool: 'a' });
-    counter.inc({ tool: 'b' });
-    counter.inc({ tool: 'c' });
-    counter.inc({ tool: 'd' }, 4);
-    counter.inc({ tool: 'a' });
-    expect(scalars(counter)).toEqual([['a', 2], ['b', 1], ['other', 5]]);
-    expect(counts.folds).toBe(2);
   });
 
   it('writes nothing when the family is not exported, and still refuses invalid amounts', () => {
@@ -141,21 +93,5 @@ describe('HistogramStorage', () => {
     const [series] = [...histogram.series()] as HistogramSeries[];
     expect(series?.exemplars?.map((exemplar) => exemplar?.labels.trace_id)).toEqual(['y', 'z']);
     expect(series?.count).toBe(3);
-  });
-});
-
-describe('SeriesBudget', () => {
-  it('grants exactly its limit', () => {
-    const budget = new SeriesBudget(2);
-    expect([budget.take(10), budget.take(10), budget.take(10)]).toEqual(['taken', 'taken', 'series']);
-  });
-
-  it('refuses a slot that would pass its byte budget, and takes bytes back with a slot', () => {
-    const budget = new SeriesBudget(10, 100);
-    expect([budget.take(60), budget.take(50), budget.take(40)]).toEqual(['taken', 'bytes', 'taken']);
-    expect([budget.spent, budget.bytes]).toEqual([2, 100]);
-    budget.give(60, true);
-    budget.charge(5);
-    expect([budget.spent, budget.bytes]).toEqual([1, 45]);
   });
 });

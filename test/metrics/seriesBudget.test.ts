@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createMetricsRegistry } from '../../src/catalogue.js';
 import { createExposition, renderText } from '../../src/exposition/exposition.js';
 import { DEFAULT_BUCKETS } from '../../src/metrics/declare.js';
-import { nativeBytes, nativeBytesOfCapacity, seriesBytes, type SeriesShape } from '../../src/metrics/seriesBudget.js';
+import { nativeBytes, nativeBytesOfCapacity, SeriesBudget, seriesBytes, type SeriesShape } from '../../src/metrics/seriesBudget.js';
 import { newNativeBuckets, observeNative, DEFAULT_NATIVE_SETTINGS } from '../../src/metrics/native.js';
 import { parseSamples, series } from '../support/exposition.js';
 import { defaultConfig } from '../../src/config.js';
@@ -118,5 +118,21 @@ describe('the series byte budget', () => {
     // 10,000 counters of ordinary label values fit with room to spare.
     const shape: SeriesShape = { nameLength: 'hermes_tokens_total'.length, labelNames: ['kind', 'provider', 'model', 'token_type'] };
     expect(config.maxAgentSeries * seriesBytes(shape, ['main', 'openrouter', 'anthropic/claude-sonnet-4.6', 'cache_read'])).toBeLessThan(config.maxSeriesBytes / 2);
+  });
+});
+
+describe('SeriesBudget', () => {
+  it('grants exactly its limit', () => {
+    const budget = new SeriesBudget(2);
+    expect([budget.take(10), budget.take(10), budget.take(10)]).toEqual(['taken', 'taken', 'series']);
+  });
+
+  it('refuses a slot that would pass its byte budget, and takes bytes back with a slot', () => {
+    const budget = new SeriesBudget(10, 100);
+    expect([budget.take(60), budget.take(50), budget.take(40)]).toEqual(['taken', 'bytes', 'taken']);
+    expect([budget.spent, budget.bytes]).toEqual([2, 100]);
+    budget.give(60, true);
+    budget.charge(5);
+    expect([budget.spent, budget.bytes]).toEqual([1, 45]);
   });
 });

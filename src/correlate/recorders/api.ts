@@ -1,14 +1,15 @@
 /** Provider API calls: pre/post_api_request, api_request_error and the auxiliary variants. */
 import type { ApiCall, ApiKind, EventData, Usage } from '../../contract/events.js';
-import { exemplarOf } from '../../metrics/exemplars.js';
-import { UNKNOWN } from '../../wireText.js';
 import type { CounterHandle, Exemplar, Families, HistogramHandle } from '../../metrics/registry.js';
 import { compositeKey, spanTable, type RecorderContext } from './context.js';
 import { PRICING_VALUES, costOf, type CallCost } from './pricing.js';
 import { RetriedCalls } from './retriedCalls.js';
+import { callExemplar, retryableLabel, retryVerdict } from './apiAttempts.js';
 import { promptTokens, TOKEN_TYPES } from './usage.js';
 import { VALUES, type ValueOf } from '../../contract/vocabulary.js';
 import { OPEN, counter, gauge, histogram, type Declarations } from '../../metrics/declare.js';
+import { fed } from '../../metrics/fedBy.js';
+import { TESTED_HERMES } from '../../contract/hooks.js';
 
 /** The closed value sets of this module's labels. */
 export const API_VALUES = {
@@ -26,60 +27,81 @@ export const API_VALUES = {
   first_chunk_unmeasured_reason: ['after_failed_attempt'],
 } as const satisfies Record<string, readonly string[]>;
 
+/** Why the auxiliary kind is unfed by the tested Hermes release. */
+const AUXILIARY = '`kind="auxiliary"` needs `pre/post_auxiliary_call` (newer Hermes; not in VALID_HOOKS of ' + TESTED_HERMES + ')';
+
 const API_LABELS = { kind: VALUES.api_kind, provider: OPEN, model: OPEN } as const;
 
 /** The families this module writes (and all it is handed). */
 export const API_FAMILIES = {
-  apiRequests: counter('hermes_api_requests_total', { ...API_LABELS, outcome: VALUES.api_outcome }, 'agent',
+  apiRequests: fed(counter('hermes_api_requests_total', { ...API_LABELS, outcome: VALUES.api_outcome }, 'agent',
     'Finished provider API attempts by outcome (success on post_api_request, error on api_request_error).'),
-  apiRequestDuration: histogram('hermes_api_request_duration_seconds', { ...API_LABELS, outcome: VALUES.api_outcome }, 'api_seconds', 'agent',
+    'hermes', `\`post_api_request\` (success), \`api_request_error\` (error); ${AUXILIARY}`),
+  apiRequestDuration: fed(histogram('hermes_api_request_duration_seconds', { ...API_LABELS, outcome: VALUES.api_outcome }, 'api_seconds', 'agent',
     'Provider API call duration as Hermes reports it (from the start of the logical call, so it includes earlier failed attempts).'),
-  apiTimeToFirstChunk: histogram('hermes_api_time_to_first_chunk_seconds', { ...API_LABELS, outcome: VALUES.api_outcome }, 'api_seconds', 'agent',
+    'hermes', '`api_duration` (s) of `post_api_request` / `api_request_error`'),
+  apiTimeToFirstChunk: fed(histogram('hermes_api_time_to_first_chunk_seconds', { ...API_LABELS, outcome: VALUES.api_outcome }, 'api_seconds', 'agent',
     'Time from the start of a streamed provider call to its first chunk, by the attempt\'s outcome ({outcome}): a failed attempt that streamed before it failed counts under error.'),
-  apiErrors: counter('hermes_api_errors_total', { ...API_LABELS, reason: OPEN, error_class: OPEN, status_code: OPEN, retryable: VALUES.retryable }, 'agent',
+    'partial', '`first_chunk_at` − `started_at` of `post_api_request` (`outcome="success"`); `outcome="error"` from `api_request_error`\'s `first_chunk_at`, which Hermes 0.21 passes (agent/api_request_hooks.py); streamed calls only, and only the first attempt of a call to end (later ones count in hermes_sidecar_time_to_first_chunk_unmeasured_total)'),
+  apiErrors: fed(counter('hermes_api_errors_total', { ...API_LABELS, reason: OPEN, error_class: OPEN, status_code: OPEN, retryable: VALUES.retryable }, 'agent',
     'Failed provider API attempts by failover reason, exception class (error_class), HTTP status code and retryability.'),
-  apiRetries: counter('hermes_api_retries_total', { ...API_LABELS, reason: OPEN }, 'agent',
+    'hermes', '`api_request_error`: `reason`, `error_type` (the plugin forwards `error["type"]`) as `error_class`, `status_code`, `retryable`'),
+  apiRetries: fed(counter('hermes_api_retries_total', { ...API_LABELS, reason: OPEN }, 'agent',
     'Failed provider API attempts after which Hermes retries the call.'),
-  apiRetriesExhausted: counter('hermes_api_retries_exhausted_total', { ...API_LABELS, reason: OPEN }, 'agent',
+    'hermes', '`api_request_error`: `retryable`, `retry_count`, `max_retries`'),
+  apiRetriesExhausted: fed(counter('hermes_api_retries_exhausted_total', { ...API_LABELS, reason: OPEN }, 'agent',
     'Failed provider API attempts that end the logical call (not retryable, or out of retries).'),
-  tokens: counter('hermes_tokens_total', { ...API_LABELS, token_type: VALUES.token_type }, 'agent',
+    'hermes', '`api_request_error`: `retryable`, `retry_count`, `max_retries`'),
+  tokens: fed(counter('hermes_tokens_total', { ...API_LABELS, token_type: VALUES.token_type }, 'agent',
     'Tokens reported by providers by token type: {token_type} (input is uncached; reasoning is a subset of output).'),
-  apiPromptTokens: histogram('hermes_api_request_prompt_tokens', API_LABELS, 'tokens', 'agent',
+    'hermes', '`post_api_request` `usage` (`_usage_summary_for_api_request_hook`): `input_tokens`, `cache_read_tokens`, `cache_write_tokens`, `output_tokens`, `reasoning_tokens`; a type whose `usage.reported_usage_fields` flag is false (Hermes 0.21) is not counted, not counted as 0'),
+  apiPromptTokens: fed(histogram('hermes_api_request_prompt_tokens', API_LABELS, 'tokens', 'agent',
     'Prompt size (input + cache_read + cache_write tokens) per successful provider call.'),
-  apiFinishReasons: counter('hermes_api_finish_reasons_total', { ...API_LABELS, finish_reason: OPEN }, 'agent',
+    'hermes', '`post_api_request` `usage.prompt_tokens`'),
+  apiFinishReasons: fed(counter('hermes_api_finish_reasons_total', { ...API_LABELS, finish_reason: OPEN }, 'agent',
     'Successful provider API attempts by finish reason.'),
-  costUsd: counter('hermes_cost_usd_total', { ...API_LABELS, pricing: PRICING_VALUES.pricing }, 'agent',
+    'hermes', '`post_api_request` `finish_reason`'),
+  costUsd: fed(counter('hermes_cost_usd_total', { ...API_LABELS, pricing: PRICING_VALUES.pricing }, 'agent',
     'Cost in USD of successful provider API calls, by how they were priced ({pricing}): hermes is Hermes\' own agent.usage_pricing, config the price table of the config file, included a subscription route (counts 0).'),
-  costUnpriced: counter('hermes_cost_unpriced_requests_total', { ...API_LABELS, reason: PRICING_VALUES.unpriced_reason }, 'agent',
+    'hermes', '`post_api_request`: `cost_usd`/`cost_status` (the plugin\'s sender thread, Hermes\' `agent.usage_pricing.estimate_usage_cost`), else `usage` × the config file\'s `prices:`'),
+  costUnpriced: fed(counter('hermes_cost_unpriced_requests_total', { ...API_LABELS, reason: PRICING_VALUES.unpriced_reason }, 'agent',
     'Successful provider API calls that could not be priced, never guessed ({reason}): no_usage when the call reported no usage, no_price when neither Hermes nor the price table knows the route or a token type has no price.'),
-  apiContextUtilization: histogram('hermes_api_context_utilization_ratio', API_LABELS, 'ratio', 'agent',
+    'hermes', '`post_api_request` without `cost_usd` and without a `prices:` entry, or without `usage`'),
+  apiContextUtilization: fed(histogram('hermes_api_context_utilization_ratio', API_LABELS, 'ratio', 'agent',
     'How full the context window was per successful provider call: prompt tokens (input + cache_read + cache_write) / the context engine\'s window; above 1 counts in +Inf.'),
-  apiOutputTokensPerSecond: histogram('hermes_api_output_tokens_per_second', API_LABELS, 'tokens_per_second', 'agent',
+    'partial', '`post_api_request`: prompt tokens of `usage` / `context_length`, which only Hermes after 0.21.3 passes (agent/turn_response_intake.py on main)'),
+  apiOutputTokensPerSecond: fed(histogram('hermes_api_output_tokens_per_second', API_LABELS, 'tokens_per_second', 'agent',
     'Output speed of streamed successful provider calls: output tokens over the time from the first chunk to the end of the call (api_duration − time to first chunk).'),
-  outputSpeedUnmeasured: counter('hermes_sidecar_output_speed_unmeasured_total', { reason: API_VALUES.output_speed_unmeasured_reason }, 'delivery',
+    'hermes', '`post_api_request`: `usage.output_tokens` / (`api_duration` − (`first_chunk_at` − `started_at`)); streamed calls only'),
+  outputSpeedUnmeasured: fed(counter('hermes_sidecar_output_speed_unmeasured_total', { reason: API_VALUES.output_speed_unmeasured_reason }, 'delivery',
     'Streamed successful provider calls left out of hermes_api_output_tokens_per_second, by why ({reason}).'),
-  firstChunkUnmeasured: counter('hermes_sidecar_time_to_first_chunk_unmeasured_total', { reason: API_VALUES.first_chunk_unmeasured_reason }, 'delivery',
+    'sidecar', '`post_api_request` with `first_chunk_at` but no positive time after it, or no `usage.output_tokens`'),
+  firstChunkUnmeasured: fed(counter('hermes_sidecar_time_to_first_chunk_unmeasured_total', { reason: API_VALUES.first_chunk_unmeasured_reason }, 'delivery',
     'Streamed provider API attempts left out of hermes_api_time_to_first_chunk_seconds, by why ({reason}): Hermes times every attempt from the start of the logical call, so after a failed attempt the interval would include it and its backoff.'),
-  apiRequestsInFlight: gauge('hermes_api_requests_in_flight', { kind: VALUES.api_kind, provider: OPEN }, 'agent',
+    'sidecar', '`api_request_error` or `post_api_request` with `first_chunk_at` whose `api_request_id` had a failed attempt before'),
+  apiRequestsInFlight: fed(gauge('hermes_api_requests_in_flight', { kind: VALUES.api_kind, provider: OPEN }, 'agent',
     'Provider API attempts started and not yet finished (moved as attempts start and finish; at 0 for the series TTL, the series expires).', { computed: true }),
+    'hermes', '`pre_api_request` → `post_api_request` / `api_request_error` by `api_request_id`'),
 
   // OpenTelemetry GenAI semantic conventions (opt-in, --metrics.semconv): the same provider calls
   // under the names OpenTelemetry dashboards expect. Provider, model and error type are the
   // guarded values of the provider, model and reason labels.
-  genAiOperationDuration: {
+  genAiOperationDuration: fed({
     ...histogram('gen_ai_client_operation_duration_seconds',
       { gen_ai_operation_name: API_VALUES.gen_ai_operation, gen_ai_provider_name: { sameAs: 'provider' }, gen_ai_request_model: { sameAs: 'model' }, error_type: { sameAs: 'reason' } },
       'genai_seconds', 'agent',
       'GenAI operation duration (OpenTelemetry gen_ai.client.operation.duration; exported with --metrics.semconv): each provider API attempt as a chat operation; error_type is the failover reason, empty on success.'),
     optIn: 'semconv',
   },
-  genAiTokenUsage: {
+    'hermes', '`api_duration` (s) of `post_api_request` / `api_request_error` (`reason` as `error_type`); with `--metrics.semconv`'),
+  genAiTokenUsage: fed({
     ...histogram('gen_ai_client_token_usage',
       { gen_ai_operation_name: API_VALUES.gen_ai_operation, gen_ai_provider_name: { sameAs: 'provider' }, gen_ai_request_model: { sameAs: 'model' }, gen_ai_token_type: API_VALUES.gen_ai_token_type },
       'genai_tokens', 'agent',
       'Tokens per successful provider call (OpenTelemetry gen_ai.client.token.usage; exported with --metrics.semconv) by token type ({gen_ai_token_type}): input is the whole prompt, cached parts included.'),
     optIn: 'semconv',
   },
+    'hermes', '`post_api_request` `usage`: `prompt_tokens` (else input + cache read + cache write) as input, `output_tokens` as output; with `--metrics.semconv`'),
 } as const satisfies Declarations;
 
 type ApiMetrics = Families<typeof API_FAMILIES>;
@@ -98,28 +120,6 @@ type Outcome = 'success' | 'error';
 type GenAiTokenType = (typeof API_VALUES)['gen_ai_token_type'][number];
 type Pricing = (typeof PRICING_VALUES)['pricing'][number];
 type UnpricedReason = (typeof PRICING_VALUES)['unpriced_reason'][number];
-
-/** The call's content-free ids as an exemplar of its duration (the API hooks carry no session_id). */
-function callExemplar(call: ApiCall, seconds: number, observedAt: number): Exemplar | undefined {
-  return exemplarOf([['api_request_id', call.requestId], ['turn_id', call.turnId]], seconds, observedAt);
-}
-
-function retryableLabel(retryable: boolean | undefined): ValueOf<'retryable'> | typeof UNKNOWN {
-  if (retryable === undefined) return UNKNOWN;
-  return retryable ? 'true' : 'false';
-}
-
-/**
- * After a failed attempt Hermes retries when the classifier says retryable and attempts remain;
- * otherwise the logical call ends. Without the fields, neither can be told.
- */
-function retryVerdict(event: Failed): 'retried' | 'exhausted' | undefined {
-  const { retryable, retryCount, maxRetries } = event;
-  const outOfAttempts = retryCount !== undefined && maxRetries !== undefined && retryCount >= maxRetries;
-  if (retryable === false || outOfAttempts) return 'exhausted';
-  if (retryable === true && retryCount !== undefined && maxRetries !== undefined) return 'retried';
-  return undefined;
-}
 
 /** The handle of `key` in `handles`, created on first use; keys are closed values, so each map is bounded by its set. */
 function handleOf<K extends string, H>(handles: Map<K, H>, key: K, create: (key: K) => H): H {

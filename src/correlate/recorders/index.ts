@@ -1,6 +1,6 @@
 /** All recorders, each built with the families it declares. */
 import { mergeDeclarations } from '../../metrics/declare.js';
-import { familiesFor, type Families } from '../../metrics/registry.js';
+import type { Families } from '../../metrics/registry.js';
 import { API_FAMILIES, ApiRecorder } from './api.js';
 import { APPROVAL_FAMILIES, ApprovalRecorder } from './approvals.js';
 import type { RecorderContext } from './context.js';
@@ -46,16 +46,16 @@ export function createRecorders(
   delivery: DeliveryRecorder,
 ): Recorders {
   return {
-    api: new ApiRecorder(context, familiesFor(metrics, API_FAMILIES)),
-    turns: new TurnRecorder(context, familiesFor(metrics, TURN_FAMILIES)),
-    tools: new ToolRecorder(context, familiesFor(metrics, TOOL_FAMILIES)),
-    approvals: new ApprovalRecorder(context, familiesFor(metrics, APPROVAL_FAMILIES)),
-    sessions: new SessionRecorder(context, familiesFor(metrics, SESSION_FAMILIES)),
-    subagents: new SubagentRecorder(context, familiesFor(metrics, SUBAGENT_FAMILIES)),
-    runs: new RunRecorder(context, familiesFor(metrics, RUN_FAMILIES)),
+    api: new ApiRecorder(context, metrics),
+    turns: new TurnRecorder(context, metrics),
+    tools: new ToolRecorder(context, metrics),
+    approvals: new ApprovalRecorder(context, metrics),
+    sessions: new SessionRecorder(context, metrics),
+    subagents: new SubagentRecorder(context, metrics),
+    runs: new RunRecorder(context, metrics),
     delivery,
-    interrupts: new InterruptRecorder(context, familiesFor(metrics, INTERRUPT_FAMILIES)),
-    plugins: new PluginReportRecorder(context, familiesFor(metrics, PLUGIN_REPORT_FAMILIES)),
+    interrupts: new InterruptRecorder(context, metrics),
+    plugins: new PluginReportRecorder(context, metrics),
   };
 }
 

@@ -15,15 +15,18 @@ import type { Families } from '../../metrics/registry.js';
 import type { RecorderContext } from './context.js';
 import { VALUES } from '../../contract/vocabulary.js';
 import { OPEN, counter, gauge, type Declarations } from '../../metrics/declare.js';
+import { fed } from '../../metrics/fedBy.js';
 import { hostKey, type HostCount, type HostDelta, type HostLabels } from '../instances.js';
 import { refusedField } from '../hostTotals.js';
 
 /** The families this module writes (and all it is handed). */
 export const PLUGIN_REPORT_FAMILIES = {
-  pluginInfo: gauge('hermes_plugin_info', { hermes_version: OPEN, plugin_version: OPEN, profile: OPEN }, 'delivery',
+  pluginInfo: fed(gauge('hermes_plugin_info', { hermes_version: OPEN, plugin_version: OPEN, profile: OPEN }, 'delivery',
     'Live bridge plugin instances (heartbeat within 3 intervals, as hermes_plugin_instances) by the Hermes version of their host, their own version and their Hermes profile, from their last heartbeat that was not stale; an instance that sent events but no heartbeat yet counts as unknown.'),
-  pluginValuesRefused: counter('hermes_plugin_values_refused_total', { field: VALUES.refused_field }, 'delivery',
+    'plugin', '`plugin_heartbeat`: `hermes_version`, `plugin_version`, `profile` (Hermes 0.21 `ctx.profile_name`) of the instances whose heartbeat is live'),
+  pluginValuesRefused: fed(counter('hermes_plugin_values_refused_total', { field: VALUES.refused_field }, 'delivery',
     'String values the bridge plugin kept inside Hermes because they did not match their field\'s grammar (an id or an identifier), from its heartbeats (sum of deltas across plugin instances), by field.'),
+    'plugin', '`plugin_heartbeat` `refused_fields` (deltas per plugin instance)'),
 } as const satisfies Declarations;
 
 type Heartbeat = Extract<EventData, { type: 'plugin_heartbeat' }>;

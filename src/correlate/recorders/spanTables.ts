@@ -6,6 +6,7 @@ import type { Clock } from '../../clock.js';
 import { SpanTable, type OrphanCause, type Sweepable } from '../spans.js';
 import type { Families } from '../../metrics/registry.js';
 import { counter, type Declarations } from '../../metrics/declare.js';
+import { fed } from '../../metrics/fedBy.js';
 import type { StateTable } from '../stateTableNames.js';
 
 /** The closed value sets of this module's labels. */
@@ -16,8 +17,9 @@ export const SPAN_VALUES = {
 
 /** The families this module writes (and all it is handed). */
 export const SPAN_FAMILIES = {
-  orphanedSpans: counter('hermes_sidecar_orphaned_spans_total', { kind: SPAN_VALUES.span_kind }, 'delivery',
+  orphanedSpans: fed(counter('hermes_sidecar_orphaned_spans_total', { kind: SPAN_VALUES.span_kind }, 'delivery',
     'Started spans ({kind}) whose terminal event never came within the span TTL, or that were evicted from a full map.'),
+    'sidecar', 'span tables (TTL and size bound)'),
 } as const satisfies Declarations;
 
 export type SpanKind = (typeof SPAN_VALUES)['span_kind'][number];

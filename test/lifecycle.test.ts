@@ -4,9 +4,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hashSync } from 'bcryptjs';
-import { REVISION } from '../../src/version.js';
-import { MAIN, startSidecarProcess } from '../support/process.js';
-import { scratchDir } from '../support/scratch.js';
+import { REVISION } from '../src/version.js';
+import { MAIN, startSidecarProcess } from './support/process.js';
+import { scratchDir } from './support/scratch.js';
 
 const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   spawnSync(process.execPath, [MAIN, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH, ...env }, timeout: 10_000 });

@@ -1,12 +1,15 @@
-"""register(ctx): what is registered, the manifest, and the disable switch (the settings it reads: test_config.py)."""
+"""The package (__init__.py): register(ctx), what is registered, the manifest, the disable switch (the settings it
+reads: test_config.py), unload and reload, several profiles in one process, renewal after fork."""
 
 import inspect
+import json
 import os
-import threading
+import time
 import unittest
 
 from plugin.tests import support
 from plugin.tests.hermes_dispatch import PluginContext, PluginManager, load_directory_plugin
+from plugin.tests.support import RecordingSidecar, sender_threads
 
 FLAT_HOOKS = [
     "on_session_start", "on_session_end", "on_session_finalize", "on_session_reset",
@@ -19,10 +22,6 @@ ENVELOPE_EVENTS = [
     "agent_end", "pre_api_request", "post_api_request", "api_request_error",
     "pre_tool_call", "post_tool_call", "memory_write", "turn_end", "session_event",
 ]
-
-
-def sender_threads():
-    return [t for t in threading.enumerate() if t.name == "hermes-prometheus-bridge"]
 
 
 def manifest_hooks(key="provides_hooks"):
@@ -126,6 +125,71 @@ class RegisterTest(unittest.TestCase):
         registered = support.hermes_prometheus_bridge.attach(
             PickyContext(manager, "hermes_prometheus_bridge"), bridge)
         self.assertEqual(sorted(registered), sorted(set(FLAT_HOOKS) - {"pre_auxiliary_call"}))
+
+
+class ReloadTest(unittest.TestCase):
+    def test_unload_stops_the_sender_and_a_reload_starts_one(self):
+        support.wait_until(lambda: not sender_threads())  # earlier tests' threads are gone
+        with RecordingSidecar() as sidecar:
+            with support.patched_environ(support.fast_env(sidecar.url)):
+                first = load_directory_plugin(support.PLUGIN_DIR, PluginManager())
+                old = list(first._LIVE_BRIDGES)[0]
+                self.assertEqual(len(sender_threads()), 1)
+                first.hermes_test_context.unload()  # Hermes: on_unload, then the new load
+                second = load_directory_plugin(support.PLUGIN_DIR, PluginManager())
+            new = list(second._LIVE_BRIDGES)[0]
+            self.addCleanup(new.shutdown, 0.2)
+            support.wait_until(lambda: len(sender_threads()) == 1)
+            self.assertTrue(new.flush(1.0))
+            self.assertFalse(old.start())
+            second.hermes_test_context.unload()
+            support.wait_until(lambda: not sender_threads())
+
+    def test_a_second_profile_in_the_process_does_not_stop_the_first(self):
+        support.wait_until(lambda: not sender_threads())
+        with support.patched_environ(support.fast_env(support.unused_port_url()[1])):
+            first = load_directory_plugin(support.PLUGIN_DIR, PluginManager())
+            second = load_directory_plugin(support.PLUGIN_DIR, PluginManager())
+        bridges = list(first._LIVE_BRIDGES) + list(second._LIVE_BRIDGES)
+        for bridge in bridges:
+            self.addCleanup(bridge.shutdown, 0.1)
+        time.sleep(0.05)
+        self.assertEqual(len(sender_threads()), 2)
+
+    def test_without_on_unload_a_reload_retires_the_earlier_sender(self):
+        support.wait_until(lambda: not sender_threads())
+        plugin = support.hermes_prometheus_bridge
+
+        class OldHost(object):
+            def __init__(self):
+                self.hooks = {}
+
+            def register_hook(self, name, callback):
+                self.hooks[name] = callback
+
+        with support.patched_environ(support.fast_env(support.unused_port_url()[1])):
+            plugin.register(OldHost())
+            self.assertEqual(len(sender_threads()), 1)
+            plugin.register(OldHost())
+        for bridge in list(plugin._LIVE_BRIDGES):
+            self.addCleanup(bridge.shutdown, 0.1)
+        support.wait_until(lambda: len(sender_threads()) == 1)
+
+    def test_a_failed_renewal_after_fork_is_counted(self):
+        manager = PluginManager()
+        with support.patched_environ(support.fast_env(support.unused_port_url()[1])):
+            module = load_directory_plugin(support.PLUGIN_DIR, manager)
+        bridge = list(module._LIVE_BRIDGES)[0]
+        self.addCleanup(bridge.shutdown, 0.1)
+
+        def broken():
+            raise RuntimeError("renewal failed")
+
+        bridge.after_fork_in_child = broken
+        module._renew_after_fork()
+        self.assertEqual(bridge.stats()["errors"], {"fork_renew_error": 1})
+        line = json.loads(support.bridge_module.Bridge.heartbeat_line(bridge))
+        self.assertEqual(line["data"]["plugin_errors"], {"fork_renew_error": 1})
 
 
 if __name__ == "__main__":
