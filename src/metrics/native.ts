@@ -119,21 +119,35 @@ const BOUNDS_BELOW_CELL: readonly Uint16Array[] = FRACTION_BOUNDS.map((bounds) =
   return below;
 });
 
+/**
+ * A double and its two 32-bit halves, sharing one buffer: reading a value's exponent bits is a
+ * store and a load, with no byte swap (DataView reads big-endian by default).
+ */
+const bitsFloat = new Float64Array(1);
+const bitsWords = new Uint32Array(bitsFloat.buffer);
+/** Which of the two words holds the sign, exponent and top of the mantissa on this machine. */
+const HIGH_WORD = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0;
+
 /** The key of the bucket holding a positive finite value at `schema`. */
 export function bucketKey(value: number, schema: number): number {
-  scratch.setFloat64(0, value);
-  const high = scratch.getUint32(0);
+  bitsFloat[0] = value;
+  const high = bitsWords[HIGH_WORD] as number;
   const biased = (high >>> 20) & 0x7ff;
   if (schema > 0 && biased !== 0) {
     // frexp inline (normal values): fraction in [0.5, 1), exponent = biased - 1022.
-    scratch.setUint32(0, (high & 0x800fffff) | (1022 << 20));
-    const fraction = scratch.getFloat64(0);
+    bitsWords[HIGH_WORD] = (high & 0x800fffff) | (1022 << 20);
+    const fraction = bitsFloat[0];
     const bounds = FRACTION_BOUNDS[schema] as readonly number[];
     const cell = (high >>> (20 - FRACTION_CELL_BITS)) & (FRACTION_CELLS - 1);
     let index = (BOUNDS_BELOW_CELL[schema] as Uint16Array)[cell] as number;
     if (index < bounds.length && (bounds[index] as number) < fraction) index += 1;
     return index + (biased - 1023) * bounds.length;
   }
+  return slowBucketKey(value, schema);
+}
+
+/** bucketKey for subnormal values and schemas of 0 and below (off the hot path: its own function keeps bucketKey small enough to inline). */
+function slowBucketKey(value: number, schema: number): number {
   const [fraction, exponent] = frexp(value);
   if (schema > 0) {
     const bounds = FRACTION_BOUNDS[schema] as readonly number[];
@@ -166,13 +180,28 @@ export function newNativeBuckets(settings: NativeHistogramSettings): NativeBucke
   return { schema: settings.schema, zeroThreshold: settings.zeroThreshold, zeroCount: 0, keys: new Int32Array(0), counts: new Float64Array(0), size: 0 };
 }
 
-/** Index of the first key >= `key` among the populated buckets. */
+/**
+ * Index of the first key >= `key` among the populated buckets. The keys are distinct integers in
+ * ascending order, so the answer lies between `size - 1 - (last - key)` and `key - first`: a
+ * window as wide as the gaps between the populated buckets, which is none to a few for the
+ * contiguous run of buckets a latency or size spreads over. The binary search runs in that window
+ * only (most often one or no step), where a search over all of them took a mispredicted branch at
+ * each of its seven steps.
+ */
 function lowerBound(buckets: NativeBuckets, key: number): number {
-  let low = 0;
-  let high = buckets.size;
+  const keys = buckets.keys;
+  const size = buckets.size;
+  if (size === 0 || key <= (keys[0] as number)) return 0;
+  const last = keys[size - 1] as number;
+  if (key > last) return size;
+  let low = size - 1 - (last - key);
+  if (low < 0) low = 0;
+  let high = key - (keys[0] as number);
+  if (high > size - 1) high = size - 1;
+  // The answer is in [low, high]: search while the window holds more than one index.
   while (low < high) {
     const middle = (low + high) >>> 1;
-    if ((buckets.keys[middle] as number) < key) low = middle + 1;
+    if ((keys[middle] as number) < key) low = middle + 1;
     else high = middle;
   }
   return low;

@@ -230,6 +230,24 @@ describe('addToBucket', () => {
     expect([...populatedBuckets(buckets)]).toEqual([...sorted]);
     expect(buckets.size).toBe(reference.size);
   });
+
+  it('finds the bucket of any key among buckets with gaps of any width, as a Map would', () => {
+    // Runs of neighbouring keys with gaps between them, and lone keys far out: the window the
+    // search runs in is as wide as the gaps, so every shape of gap must land each key right.
+    const key = fc.oneof(fc.integer({ min: -12, max: 12 }), fc.integer({ min: -3000, max: 3000 }), fc.constantFrom(-(2 ** 31), 2 ** 31 - 1));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(key, fc.integer({ min: 1, max: 3 })), { minLength: 1, maxLength: 400 }), (writes) => {
+        const buckets = newNativeBuckets(DEFAULT_NATIVE_SETTINGS);
+        const reference = new Map<number, number>();
+        for (const [at, count] of writes) {
+          addToBucket(buckets, at, count);
+          reference.set(at, (reference.get(at) ?? 0) + count);
+        }
+        expect([...populatedBuckets(buckets)]).toEqual([...reference].sort(([a], [b]) => a - b));
+      }),
+      { numRuns: 500 },
+    );
+  });
 });
 
 describe('spansAndDeltas', () => {
