@@ -50,6 +50,12 @@ export interface NativeBuckets {
   /** Their counts (never 0), same indices. */
   counts: Float64Array;
   size: number;
+  /**
+   * The lowest and highest populated keys (keys[0] and keys[size - 1]; 0 while empty), kept here
+   * so that finding a bucket reads no key when the populated buckets are one contiguous run.
+   */
+  lowKey: number;
+  highKey: number;
 }
 
 const INITIAL_CAPACITY = 8;
@@ -177,32 +183,41 @@ export function bucketUpperBound(key: number, schema: number): number {
 }
 
 export function newNativeBuckets(settings: NativeHistogramSettings): NativeBuckets {
-  return { schema: settings.schema, zeroThreshold: settings.zeroThreshold, zeroCount: 0, keys: new Int32Array(0), counts: new Float64Array(0), size: 0 };
+  return {
+    schema: settings.schema,
+    zeroThreshold: settings.zeroThreshold,
+    zeroCount: 0,
+    keys: new Int32Array(0),
+    counts: new Float64Array(0),
+    size: 0,
+    lowKey: 0,
+    highKey: 0,
+  };
 }
 
 /**
  * Index of the first key >= `key` among the populated buckets. The keys are distinct integers in
- * ascending order, so the answer lies between `size - 1 - (last - key)` and `key - first`: a
+ * ascending order, so the answer lies between `size - 1 - (highKey - key)` and `key - lowKey`: a
  * window as wide as the gaps between the populated buckets, which is none to a few for the
- * contiguous run of buckets a latency or size spreads over. The binary search runs in that window
- * only (most often one or no step), where a search over all of them took a mispredicted branch at
+ * run of buckets a latency or a size spreads over. The binary search runs in that window only
+ * (most often one or no step), where a search over all of them took a mispredicted branch at
  * each of its seven steps.
  */
 function lowerBound(buckets: NativeBuckets, key: number): number {
-  const keys = buckets.keys;
   const size = buckets.size;
-  if (size === 0 || key <= (keys[0] as number)) return 0;
-  const last = keys[size - 1] as number;
-  if (key > last) return size;
-  let low = size - 1 - (last - key);
+  if (size === 0 || key <= buckets.lowKey) return 0;
+  const high = buckets.highKey;
+  if (key > high) return size;
+  let low = size - 1 - (high - key);
   if (low < 0) low = 0;
-  let high = key - (keys[0] as number);
-  if (high > size - 1) high = size - 1;
-  // The answer is in [low, high]: search while the window holds more than one index.
-  while (low < high) {
-    const middle = (low + high) >>> 1;
+  let top = key - buckets.lowKey;
+  if (top > size - 1) top = size - 1;
+  // The answer is in [low, top]: search while the window holds more than one index.
+  const keys = buckets.keys;
+  while (low < top) {
+    const middle = (low + top) >>> 1;
     if ((keys[middle] as number) < key) low = middle + 1;
-    else high = middle;
+    else top = middle;
   }
   return low;
 }
@@ -213,6 +228,12 @@ function lowerBound(buckets: NativeBuckets, key: number): number {
  * holds before it halves), so a series at the limit keeps 161 slots, not 256.
  */
 export function addToBucket(buckets: NativeBuckets, key: number, count: number, maxCapacity = Number.POSITIVE_INFINITY): void {
+  // One contiguous run of buckets (no gap): the key's offset from the lowest is its index.
+  const offset = key - buckets.lowKey;
+  if (offset >= 0 && offset < buckets.size && buckets.highKey - buckets.lowKey === buckets.size - 1) {
+    (buckets.counts[offset] as number) += count;
+    return;
+  }
   const index = lowerBound(buckets, key);
   if (index < buckets.size && buckets.keys[index] === key) {
     (buckets.counts[index] as number) += count;
@@ -234,6 +255,8 @@ export function addToBucket(buckets: NativeBuckets, key: number, count: number, 
   buckets.keys[index] = key;
   buckets.counts[index] = count;
   buckets.size += 1;
+  if (index === 0) buckets.lowKey = key;
+  if (index === buckets.size - 1) buckets.highKey = key;
 }
 
 /** The populated buckets as key → count (tests, benchmarks). */
@@ -262,6 +285,8 @@ function halveResolution(buckets: NativeBuckets): void {
     size += 1;
   }
   buckets.size = size;
+  buckets.lowKey = size === 0 ? 0 : (keys[0] as number);
+  buckets.highKey = size === 0 ? 0 : (keys[size - 1] as number);
   buckets.schema -= 1;
 }
 

@@ -198,6 +198,8 @@ describe('observeNative', () => {
     expect(buckets.size).toBeLessThanOrEqual(3);
     expect([...populatedBuckets(buckets).values()].reduce((a, b) => a + b, 0)).toBe(values.length);
     expect(halvings).toBe(3 - buckets.schema);
+    const keys = [...populatedBuckets(buckets).keys()];
+    expect([buckets.lowKey, buckets.highKey]).toEqual([keys[0], keys.at(-1)]);
     // Each value is in the bucket its key at the final schema names.
     const expected = new Map<number, number>();
     for (const value of values) expected.set(bucketKey(value, buckets.schema), (expected.get(bucketKey(value, buckets.schema)) ?? 0) + 1);
@@ -243,7 +245,9 @@ describe('addToBucket', () => {
           addToBucket(buckets, at, count);
           reference.set(at, (reference.get(at) ?? 0) + count);
         }
-        expect([...populatedBuckets(buckets)]).toEqual([...reference].sort(([a], [b]) => a - b));
+        const sorted = [...reference].sort(([a], [b]) => a - b);
+        expect([...populatedBuckets(buckets)]).toEqual(sorted);
+        expect([buckets.lowKey, buckets.highKey]).toEqual([sorted[0]?.[0], sorted.at(-1)?.[0]]);
       }),
       { numRuns: 500 },
     );
