@@ -12,7 +12,8 @@
  * Memory per series: the populated buckets as two sorted typed arrays (key, count), 12 bytes a
  * bucket plus growth slack (the arrays double, up to the bucket limit plus one), bounded by the
  * bucket limit whatever the values: 23 bytes a bucket in all at 84 buckets, where a Map takes 43 (bench/children/nativeMemory.ts, bench section `series`). A new bucket is an insertion into at most 160 entries; finding
- * one is a binary search; rendering walks them in order with no sort.
+ * one is a binary search (whose first steps read the same few keys of a series every time, so they
+ * stay in cache however many series take turns); rendering walks them in order with no sort.
  */
 
 /** The finest and coarsest schemas Prometheus accepts. */
@@ -50,12 +51,6 @@ export interface NativeBuckets {
   /** Their counts (never 0), same indices. */
   counts: Float64Array;
   size: number;
-  /**
-   * The lowest and highest populated keys (keys[0] and keys[size - 1]; 0 while empty), kept here
-   * so that finding a bucket reads no key when the populated buckets are one contiguous run.
-   */
-  lowKey: number;
-  highKey: number;
 }
 
 const INITIAL_CAPACITY = 8;
@@ -183,41 +178,17 @@ export function bucketUpperBound(key: number, schema: number): number {
 }
 
 export function newNativeBuckets(settings: NativeHistogramSettings): NativeBuckets {
-  return {
-    schema: settings.schema,
-    zeroThreshold: settings.zeroThreshold,
-    zeroCount: 0,
-    keys: new Int32Array(0),
-    counts: new Float64Array(0),
-    size: 0,
-    lowKey: 0,
-    highKey: 0,
-  };
+  return { schema: settings.schema, zeroThreshold: settings.zeroThreshold, zeroCount: 0, keys: new Int32Array(0), counts: new Float64Array(0), size: 0 };
 }
 
-/**
- * Index of the first key >= `key` among the populated buckets. The keys are distinct integers in
- * ascending order, so the answer lies between `size - 1 - (highKey - key)` and `key - lowKey`: a
- * window as wide as the gaps between the populated buckets, which is none to a few for the
- * run of buckets a latency or a size spreads over. The binary search runs in that window only
- * (most often one or no step), where a search over all of them took a mispredicted branch at
- * each of its seven steps.
- */
+/** Index of the first key >= `key` among the populated buckets. */
 function lowerBound(buckets: NativeBuckets, key: number): number {
-  const size = buckets.size;
-  if (size === 0 || key <= buckets.lowKey) return 0;
-  const high = buckets.highKey;
-  if (key > high) return size;
-  let low = size - 1 - (high - key);
-  if (low < 0) low = 0;
-  let top = key - buckets.lowKey;
-  if (top > size - 1) top = size - 1;
-  // The answer is in [low, top]: search while the window holds more than one index.
-  const keys = buckets.keys;
-  while (low < top) {
-    const middle = (low + top) >>> 1;
-    if ((keys[middle] as number) < key) low = middle + 1;
-    else top = middle;
+  let low = 0;
+  let high = buckets.size;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((buckets.keys[middle] as number) < key) low = middle + 1;
+    else high = middle;
   }
   return low;
 }
@@ -228,12 +199,6 @@ function lowerBound(buckets: NativeBuckets, key: number): number {
  * holds before it halves), so a series at the limit keeps 161 slots, not 256.
  */
 export function addToBucket(buckets: NativeBuckets, key: number, count: number, maxCapacity = Number.POSITIVE_INFINITY): void {
-  // One contiguous run of buckets (no gap): the key's offset from the lowest is its index.
-  const offset = key - buckets.lowKey;
-  if (offset >= 0 && offset < buckets.size && buckets.highKey - buckets.lowKey === buckets.size - 1) {
-    (buckets.counts[offset] as number) += count;
-    return;
-  }
   const index = lowerBound(buckets, key);
   if (index < buckets.size && buckets.keys[index] === key) {
     (buckets.counts[index] as number) += count;
@@ -255,8 +220,6 @@ export function addToBucket(buckets: NativeBuckets, key: number, count: number, 
   buckets.keys[index] = key;
   buckets.counts[index] = count;
   buckets.size += 1;
-  if (index === 0) buckets.lowKey = key;
-  if (index === buckets.size - 1) buckets.highKey = key;
 }
 
 /** The populated buckets as key → count (tests, benchmarks). */
@@ -285,8 +248,6 @@ function halveResolution(buckets: NativeBuckets): void {
     size += 1;
   }
   buckets.size = size;
-  buckets.lowKey = size === 0 ? 0 : (keys[0] as number);
-  buckets.highKey = size === 0 ? 0 : (keys[size - 1] as number);
   buckets.schema -= 1;
 }
 

@@ -198,8 +198,6 @@ describe('observeNative', () => {
     expect(buckets.size).toBeLessThanOrEqual(3);
     expect([...populatedBuckets(buckets).values()].reduce((a, b) => a + b, 0)).toBe(values.length);
     expect(halvings).toBe(3 - buckets.schema);
-    const keys = [...populatedBuckets(buckets).keys()];
-    expect([buckets.lowKey, buckets.highKey]).toEqual([keys[0], keys.at(-1)]);
     // Each value is in the bucket its key at the final schema names.
     const expected = new Map<number, number>();
     for (const value of values) expected.set(bucketKey(value, buckets.schema), (expected.get(bucketKey(value, buckets.schema)) ?? 0) + 1);
@@ -234,8 +232,7 @@ describe('addToBucket', () => {
   });
 
   it('finds the bucket of any key among buckets with gaps of any width, as a Map would', () => {
-    // Runs of neighbouring keys with gaps between them, and lone keys far out: the window the
-    // search runs in is as wide as the gaps, so every shape of gap must land each key right.
+    // Runs of neighbouring keys with gaps between them, and lone keys far out, inserted in any order.
     const key = fc.oneof(fc.integer({ min: -12, max: 12 }), fc.integer({ min: -3000, max: 3000 }), fc.constantFrom(-(2 ** 31), 2 ** 31 - 1));
     fc.assert(
       fc.property(fc.array(fc.tuple(key, fc.integer({ min: 1, max: 3 })), { minLength: 1, maxLength: 400 }), (writes) => {
@@ -247,7 +244,6 @@ describe('addToBucket', () => {
         }
         const sorted = [...reference].sort(([a], [b]) => a - b);
         expect([...populatedBuckets(buckets)]).toEqual(sorted);
-        expect([buckets.lowKey, buckets.highKey]).toEqual([sorted[0]?.[0], sorted.at(-1)?.[0]]);
       }),
       { numRuns: 500 },
     );
