@@ -67,6 +67,7 @@ export const OPTIONS = [
   { flag: 'sequence.max-instances', kind: 'positiveInt', default: 10_000, help: 'Most plugin instances remembered (least recently seen evicted and counted).' },
   { flag: 'sequence.max-bytes', kind: 'bytes', default: 64 * 1024 * 1024, help: 'Bytes the plugin instance table may hold (ids and sequence state; least recently seen evicted and counted); evicted instances\' tombstones get a quarter of it more.' },
   { flag: 'metrics.max-series', kind: 'positiveInt', default: 10_000, help: 'Global cap on live label sets across agent metrics; new ones past it fold into overflow series (open labels as "other").' },
+  { flag: 'metrics.native-histograms', kind: 'boolean', default: 'true', help: 'Keep native (exponential) buckets beside the classic ones in every histogram, sent in the protobuf exposition (true or false). false keeps classic buckets only: for a fleet whose Prometheus does not ingest native histograms, each histogram series then holds about a sixth of the bytes and each observation costs less; the --metrics.native-histogram-* settings are then unused.' },
   { flag: 'metrics.native-histogram-bucket-factor', kind: 'bucketFactor', default: DEFAULT_BUCKET_FACTOR, help: 'Growth factor from one native histogram bucket to the next, as client_golang\'s NativeHistogramBucketFactor: the schema used is the coarsest whose factor 2^(2^-schema) is no larger (1.1 gives schema 3, buckets 9% wide; 2 gives schema 0; at most schema 8, at least -4). Native buckets are sent in the protobuf exposition only, beside the classic ones.' },
   { flag: 'metrics.native-histogram-zero-threshold', kind: 'positiveNumber', default: DEFAULT_ZERO_THRESHOLD, help: 'Observations at or below this count in the native histograms\' zero bucket (default 2^-128, client_golang\'s). Positive, so Prometheus reads every histogram as native, even before its first observation.' },
   { flag: 'metrics.native-histogram-max-buckets', kind: 'nativeBuckets', default: MAX_NATIVE_BUCKETS, help: 'Most populated native buckets per histogram series (1 to 160); past it the series halves its resolution (schema minus 1) until it fits. 160, client_golang\'s recommendation and OpenTelemetry\'s default, spans a range of a million at schema 3; more only adds bytes to every sample.' },
@@ -127,8 +128,8 @@ export interface Config {
   readonly seriesTtlSeconds: number;
   /** Export the OpenTelemetry GenAI semantic-convention families too. */
   readonly semconv: boolean;
-  /** Native buckets kept beside every histogram's classic ones (sent in the protobuf exposition). */
-  readonly nativeHistograms: NativeHistogramSettings;
+  /** Native buckets kept beside every histogram's classic ones (sent in the protobuf exposition); false: classic buckets only. */
+  readonly nativeHistograms: NativeHistogramSettings | false;
   readonly memory: { readonly liveLimitBytes: number; readonly rssLimitBytes: number; readonly heapLimitBytes: number };
   readonly labels: LabelRules;
   readonly buckets: BucketSets;
@@ -353,11 +354,7 @@ export function loadConfig(inputs: ConfigInputs): Config {
     maxSeriesBytes: get('metrics.max-series-bytes'),
     seriesTtlSeconds: get('metrics.series-ttl'),
     semconv: get('metrics.semconv'),
-    nativeHistograms: {
-      schema: schemaForFactor(get('metrics.native-histogram-bucket-factor')),
-      zeroThreshold: get('metrics.native-histogram-zero-threshold'),
-      maxBuckets: get('metrics.native-histogram-max-buckets'),
-    },
+    nativeHistograms: get<boolean>('metrics.native-histograms') && { schema: schemaForFactor(get('metrics.native-histogram-bucket-factor')), zeroThreshold: get('metrics.native-histogram-zero-threshold'), maxBuckets: get('metrics.native-histogram-max-buckets') },
     memory: {
       liveLimitBytes: get('memory.limit-bytes'),
       rssLimitBytes: get('memory.rss-limit-bytes'),
