@@ -221,11 +221,13 @@ function predecode(): ObserverEvent[][] {
 async function equivalence(): Promise<{ check: Equivalence; applyErrors: Record<'ours' | 'otel' | 'prom', number> }> {
   const clock = () => 1_800_000_000;
   const sidecar = buildSidecar({ clock });
+  const classic = buildSidecar({ clock, classicOnly: true });
   const otel = createOtelPipeline(defaultConfig(), clock);
   const prom = createPromClientPipeline(defaultConfig(), false, clock);
   for (const batch of batches) {
     const decoded: DecodedBody = decodeBody(batch, { ...decodeOptions(), arrivedAt: clock() });
     sidecar.dispatcher.applyBatch(decoded.events);
+    classic.dispatcher.applyBatch(decoded.events);
     otel.dispatcher.applyBatch(decoded.events);
     prom.dispatcher.applyBatch(decoded.events);
   }
@@ -233,11 +235,12 @@ async function equivalence(): Promise<{ check: Equivalence; applyErrors: Record<
   prom.collect();
   const check = compareSamples({
     ours: expositionSamples(await scrapeText(sidecar)),
+    'ours classic-only': expositionSamples(await scrapeText(classic)),
     otel: await otelSamples(otel.exporter),
     'prom-client': expositionSamples(await prom.registry.metrics()),
   });
   await otel.shutdown();
-  return { check, applyErrors: { ours: sidecar.applyErrors(), otel: otel.applyErrors(), prom: prom.applyErrors() } };
+  return { check, applyErrors: { ours: sidecar.applyErrors() + classic.applyErrors(), otel: otel.applyErrors(), prom: prom.applyErrors() } };
 }
 
 /**

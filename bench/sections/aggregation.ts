@@ -125,7 +125,7 @@ export async function aggregationSection(options: RunOptions, stream: Stream): P
       ],
     ),
     '',
-    `Equivalence check (the three pipelines fed the whole stream once more on one fixed clock, then every sample of every catalogue family the event ` +
+    `Equivalence check (the four pipelines, ours with and without native buckets, otel and prom-client, fed the whole stream once more on one fixed clock, then every sample of every catalogue family the event ` +
       `path writes compared — histogram buckets, sums and counts included — with bench/equivalence.ts): ${describeEquivalence(check)}; ` +
       `events a recorder threw on: ${Object.entries(applyErrors).map(([name, count]) => `${name} ${count}`).join(', ')} ` +
       `(timed rounds: ${Object.entries(result.timedApplyErrors).map(([name, count]) => `${name} ${count}`).join(', ')}; apply-only rounds: ` +
