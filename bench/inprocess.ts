@@ -16,6 +16,8 @@ export interface BuildOptions {
   readonly listen?: boolean;
   /** Epoch seconds (a fixed clock makes timestamp gauges comparable across pipelines). */
   readonly clock?: Clock;
+  /** Classic histogram buckets only (--metrics.native-histograms=false). */
+  readonly classicOnly?: boolean;
 }
 
 export interface BenchSidecar extends Sidecar {
@@ -27,6 +29,7 @@ export function buildSidecar(options: BuildOptions = {}): BenchSidecar {
   const argv = [
     ...(options.configFile === undefined ? [] : ['--config.file', options.configFile]),
     ...(options.listen === true ? ['--web.listen-address=127.0.0.1:0', '--ingest.listen-address=127.0.0.1:0'] : []),
+    ...(options.classicOnly === true ? ['--metrics.native-histograms=false'] : []),
   ];
   const config = argv.length === 0 ? defaultConfig() : loadConfig({ argv, env: {} });
   let applyErrors = 0;

@@ -56,8 +56,8 @@ export interface Config {
   readonly seriesTtlSeconds: number;
   /** Export the OpenTelemetry GenAI semantic-convention families too. */
   readonly semconv: boolean;
-  /** Native buckets kept beside every histogram's classic ones (sent in the protobuf exposition). */
-  readonly nativeHistograms: NativeHistogramSettings;
+  /** Native buckets kept beside every histogram's classic ones (sent in the protobuf exposition); false: classic buckets only. */
+  readonly nativeHistograms: NativeHistogramSettings | false;
   readonly memory: { readonly liveLimitBytes: number; readonly rssLimitBytes: number; readonly heapLimitBytes: number };
   readonly labels: LabelRules;
   readonly buckets: BucketSets;
@@ -278,11 +278,7 @@ export function loadConfig(inputs: ConfigInputs): Config {
     maxSeriesBytes: get('metrics.max-series-bytes'),
     seriesTtlSeconds: get('metrics.series-ttl'),
     semconv: get('metrics.semconv'),
-    nativeHistograms: {
-      schema: schemaForFactor(get('metrics.native-histogram-bucket-factor')),
-      zeroThreshold: get('metrics.native-histogram-zero-threshold'),
-      maxBuckets: get('metrics.native-histogram-max-buckets'),
-    },
+    nativeHistograms: get<boolean>('metrics.native-histograms') && { schema: schemaForFactor(get('metrics.native-histogram-bucket-factor')), zeroThreshold: get('metrics.native-histogram-zero-threshold'), maxBuckets: get('metrics.native-histogram-max-buckets') },
     memory: {
       liveLimitBytes: get('memory.limit-bytes'),
       rssLimitBytes: get('memory.rss-limit-bytes'),

@@ -67,6 +67,12 @@ describe('defaults', () => {
     });
     expect(config.nativeHistograms).toEqual({ schema: 0, zeroThreshold: 1e-9, maxBuckets: 20 });
   });
+
+  it('keeps classic buckets only with --metrics.native-histograms=false, from the flag or the environment', () => {
+    expect(loadConfig({ argv: ['--metrics.native-histograms=false'], env: {} }).nativeHistograms).toBe(false);
+    expect(loadConfig({ argv: [], env: { HERMES_SIDECAR_METRICS_NATIVE_HISTOGRAMS: 'false' } }).nativeHistograms).toBe(false);
+    expect(loadConfig({ argv: ['--metrics.native-histograms=true'], env: {} }).nativeHistograms).toEqual({ schema: 3, zeroThreshold: 2 ** -128, maxBuckets: 160 });
+  });
 });
 
 describe('byte sizes', () => {

@@ -12,6 +12,7 @@
  *  - parseLines:   JSON.parse of each line decoded from its own buffer slice (no body string);
  *  - ours:         decodeBody + sidecar.dispatcher.applyBatch (what the ingest route and the
  *                  queue do per request, minus HTTP and the per-request bookkeeping);
+ *  - oursClassic:  the same with --metrics.native-histograms=false (what native buckets cost);
  *  - otel:         decodeBody + the same dispatcher on OpenTelemetry metrics (bench/alternatives.ts);
  *  - prom:         decodeBody + the same dispatcher on prom-client used directly (the same file);
  *  - oursApply / otelApply / promApply: applyBatch alone on pre-decoded events (the metrics
@@ -19,7 +20,7 @@
  *
  * Within a round the variants of one group take turns over slices of the stream (see `round`),
  * so they are measured side by side; the median round counts. `--group end-to-end` runs the
- * first five (and the equivalence check), `--group apply` the apply-only three.
+ * first six (and the equivalence check), `--group apply` the apply-only three.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -73,14 +74,14 @@ interface Runner {
   close(): Promise<void>;
 }
 
-type Variant = 'parse' | 'parseLines' | 'ours' | 'otel' | 'prom' | 'oursApply' | 'otelApply' | 'promApply';
+type Variant = 'parse' | 'parseLines' | 'ours' | 'oursClassic' | 'otel' | 'prom' | 'oursApply' | 'otelApply' | 'promApply';
 /**
  * The two groups run in separate processes: the apply-only variants hold the whole stream
  * decoded (150k events) for the run, and in the same heap every major garbage collection the
  * end-to-end variants trigger would mark it too, a cost no ingest request pays.
  */
 const GROUPS = {
-  'end-to-end': ['parse', 'parseLines', 'ours', 'otel', 'prom'],
+  'end-to-end': ['parse', 'parseLines', 'ours', 'oursClassic', 'otel', 'prom'],
   apply: ['oursApply', 'otelApply', 'promApply'],
 } as const satisfies Record<string, readonly Variant[]>;
 const group = values.group;
@@ -132,13 +133,14 @@ function open(variant: Variant, decoded: readonly ObserverEvent[][]): Runner {
         close: async () => undefined,
       };
     case 'ours':
+    case 'oursClassic':
     case 'oursApply': {
-      const sidecar = buildSidecar();
+      const sidecar = buildSidecar({ classicOnly: variant === 'oursClassic' });
       return {
         run: (from, to) =>
           timed(() => {
             for (let index = from; index < to; index += 1) {
-              const events = variant === 'ours' ? decodeBody(batches[index] as Buffer, decodeOptions()).events : (decoded[index] as ObserverEvent[]);
+              const events = variant === 'oursApply' ? (decoded[index] as ObserverEvent[]) : decodeBody(batches[index] as Buffer, decodeOptions()).events;
               sidecar.dispatcher.applyBatch(events);
             }
           }),
@@ -219,11 +221,13 @@ function predecode(): ObserverEvent[][] {
 async function equivalence(): Promise<{ check: Equivalence; applyErrors: Record<'ours' | 'otel' | 'prom', number> }> {
   const clock = () => 1_800_000_000;
   const sidecar = buildSidecar({ clock });
+  const classic = buildSidecar({ clock, classicOnly: true });
   const otel = createOtelPipeline(defaultConfig(), clock);
   const prom = createPromClientPipeline(defaultConfig(), false, clock);
   for (const batch of batches) {
     const decoded: DecodedBody = decodeBody(batch, { ...decodeOptions(), arrivedAt: clock() });
     sidecar.dispatcher.applyBatch(decoded.events);
+    classic.dispatcher.applyBatch(decoded.events);
     otel.dispatcher.applyBatch(decoded.events);
     prom.dispatcher.applyBatch(decoded.events);
   }
@@ -231,11 +235,12 @@ async function equivalence(): Promise<{ check: Equivalence; applyErrors: Record<
   prom.collect();
   const check = compareSamples({
     ours: expositionSamples(await scrapeText(sidecar)),
+    'ours classic-only': expositionSamples(await scrapeText(classic)),
     otel: await otelSamples(otel.exporter),
     'prom-client': expositionSamples(await prom.registry.metrics()),
   });
   await otel.shutdown();
-  return { check, applyErrors: { ours: sidecar.applyErrors(), otel: otel.applyErrors(), prom: prom.applyErrors() } };
+  return { check, applyErrors: { ours: sidecar.applyErrors() + classic.applyErrors(), otel: otel.applyErrors(), prom: prom.applyErrors() } };
 }
 
 /**

@@ -50,9 +50,9 @@ export async function aggregationSection(options: RunOptions, stream: Stream): P
       { nodeFlags: ['--expose-gc'] },
     );
   // Two processes: the apply-only variants keep the whole stream decoded in their heap.
-  const result = await child<'parse' | 'parseLines' | 'ours' | 'otel' | 'prom'>('end-to-end');
+  const result = await child<'parse' | 'parseLines' | 'ours' | 'oursClassic' | 'otel' | 'prom'>('end-to-end');
   const applyOnly = await child<'oursApply' | 'otelApply' | 'promApply'>('apply');
-  const { parse, parseLines, ours, otel, prom } = result.variants;
+  const { parse, parseLines, ours, oursClassic, otel, prom } = result.variants;
   const { oursApply, otelApply, promApply } = applyOnly.variants;
   if (result.equivalence === undefined) throw new Error('the end-to-end child ran no equivalence check');
   // The targets are the median of each round's ratio: the variants of one round ran interleaved,
@@ -63,6 +63,9 @@ export async function aggregationSection(options: RunOptions, stream: Stream): P
   const vsParse = perRound((round) => Math.min(at(parse, round), at(parseLines, round)) / at(ours, round));
   const ratioTo = (variant: Variant) => `ours/this ${fmtRatio(ours.eventsPerSecond / variant.eventsPerSecond)}`;
   const vsOtel = perRound((round) => at(otel, round) / at(ours, round));
+  const classicVsParse = median(oursClassic.ms.map((_, round) => Math.min(at(parse, round), at(parseLines, round)) / at(oursClassic, round)));
+  // What native buckets cost: the share of ours' time that classic-only saves, per round.
+  const nativeShare = perRound((round) => 1 - at(oursClassic, round) / at(ours, round));
   const applyVsOtel = oursApply.eventsPerSecond / otelApply.eventsPerSecond;
   const vsProm = ours.eventsPerSecond / prom.eventsPerSecond;
   const applyVsProm = oursApply.eventsPerSecond / promApply.eventsPerSecond;
@@ -81,7 +84,7 @@ export async function aggregationSection(options: RunOptions, stream: Stream): P
   const markdown = [
     `Stream: ${fmtInt(result.events)} plugin lines from \`tools/traffic.ts\` (seed 1, 8 agents, 5% provider errors, faults off), ` +
       `${fmt(result.bytes / 2 ** 20, 1)} MiB of NDJSON in ${result.batches} batches of ${result.batchSize}, prepared before timing. ` +
-      `The end-to-end variants (the two parses, ours, otel, prom-client) run in one \`node --expose-gc\` child, the apply-only ones in a second ` +
+      `The end-to-end variants (the two parses, ours, ours classic-only, otel, prom-client) run in one \`node --expose-gc\` child, the apply-only ones in a second ` +
       `(they hold the whole stream decoded, and in the first child's heap every major garbage collection would mark it too); each round on fresh ` +
       `state (a new sidecar or pipeline). Within a round the variants of a child take turns over ` +
       `slices of ${result.slice} batches (the order rotating every slice, a minor GC before each turn), so a noisy machine slows all of them alike; ` +
@@ -97,6 +100,8 @@ export async function aggregationSection(options: RunOptions, stream: Stream): P
       'This is what one ingest request costs once the body is read, minus HTTP/express and the per-request bookkeeping ' +
       '(`events_received` per hook, the batch-size histogram, p-queue), which section 2 measures end to end. Calling the dispatcher directly keeps ' +
       'express and the socket out of the ratio.',
+    '- **ours, classic only** — the same with `--metrics.native-histograms=false`: no native buckets beside the classic ones. ' +
+      'The difference to ours is what native buckets cost on the event path.',
     '- **otel** — the same `decodeBody` and the same dispatcher, recorders, label guard and span tables, but every catalogue metric built on ' +
       '`@opentelemetry/sdk-metrics` `MeterProvider` with the `PrometheusExporter` (preventServerStart) as its reader (bench/alternatives.ts): ' +
       'counters → Counter, histograms → Histogram with the same buckets, in-flight/active gauges → UpDownCounter, set gauges → Gauge. ' +
@@ -111,6 +116,7 @@ export async function aggregationSection(options: RunOptions, stream: Stream): P
         row('parse (body string + split + JSON.parse)', parse, ratioTo(parse)),
         row('parse-lines (per-line slices + JSON.parse)', parseLines, ratioTo(parseLines)),
         row('ours (decode + apply)', ours, `ours/limit ${fmtRatio(vsParse)}`),
+        row('ours, classic only (decode + apply)', oursClassic, `classic/limit ${fmtRatio(classicVsParse)}; native buckets ${fmt(nativeShare * 100, 1)}% of ours`),
         row('otel (decode + apply)', otel, `ours/otel ${fmtRatio(vsOtel)}`),
         row('prom-client (decode + apply)', prom, `ours/prom-client ${fmtRatio(vsProm)}`),
         row('ours-apply (apply only)', oursApply, '—'),
@@ -119,7 +125,7 @@ export async function aggregationSection(options: RunOptions, stream: Stream): P
       ],
     ),
     '',
-    `Equivalence check (the three pipelines fed the whole stream once more on one fixed clock, then every sample of every catalogue family the event ` +
+    `Equivalence check (the four pipelines, ours with and without native buckets, otel and prom-client, fed the whole stream once more on one fixed clock, then every sample of every catalogue family the event ` +
       `path writes compared — histogram buckets, sums and counts included — with bench/equivalence.ts): ${describeEquivalence(check)}; ` +
       `events a recorder threw on: ${Object.entries(applyErrors).map(([name, count]) => `${name} ${count}`).join(', ')} ` +
       `(timed rounds: ${Object.entries(result.timedApplyErrors).map(([name, count]) => `${name} ${count}`).join(', ')}; apply-only rounds: ` +
@@ -128,7 +134,7 @@ export async function aggregationSection(options: RunOptions, stream: Stream): P
   return {
     key: 'aggregation',
     title: '1. In-process aggregation',
-    summary: `ours ${fmtInt(ours.eventsPerSecond)} ev/s, parse-only ${fmtInt(parse.eventsPerSecond)} ev/s (body string) / ${fmtInt(parseLines.eventsPerSecond)} ev/s (per line), ours/limit ${fmtRatio(vsParse)}, otel ${fmtInt(otel.eventsPerSecond)} ev/s (ours/otel ${fmtRatio(vsOtel)}; apply only ${fmtRatio(applyVsOtel)}), prom-client ${fmtInt(prom.eventsPerSecond)} ev/s (ours/prom-client ${fmtRatio(vsProm)}; apply only ${fmtRatio(applyVsProm)})`,
+    summary: `ours ${fmtInt(ours.eventsPerSecond)} ev/s (classic only ${fmtRatio(classicVsParse)} of the limit; native buckets ${fmt(nativeShare * 100, 1)}% of ours), parse-only ${fmtInt(parse.eventsPerSecond)} ev/s (body string) / ${fmtInt(parseLines.eventsPerSecond)} ev/s (per line), ours/limit ${fmtRatio(vsParse)}, otel ${fmtInt(otel.eventsPerSecond)} ev/s (ours/otel ${fmtRatio(vsOtel)}; apply only ${fmtRatio(applyVsOtel)}), prom-client ${fmtInt(prom.eventsPerSecond)} ev/s (ours/prom-client ${fmtRatio(vsProm)}; apply only ${fmtRatio(applyVsProm)})`,
     markdown,
     targets: [
       { name: 'aggregation vs JSON.parse alone (ours/faster parse)', target: '≥ 0.5', measured: fmt(vsParse, 2), met: vsParse >= 0.5 },

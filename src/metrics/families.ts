@@ -94,6 +94,8 @@ export class GaugeStorage extends ScalarTable {
 export class HistogramStorage extends SeriesTable<HistogramSeries> {
   readonly type = 'histogram';
   readonly bounds: readonly number[];
+  /** The bounds then +Inf, as doubles: the search for an observation's bucket stops at the sentinel with one comparison a step. */
+  private readonly searchBounds: Float64Array;
 
   /** `native`: keep native buckets beside the classic ones, with these settings (undefined: classic only). */
   constructor(
@@ -103,6 +105,7 @@ export class HistogramStorage extends SeriesTable<HistogramSeries> {
   ) {
     super(options);
     this.bounds = bounds;
+    this.searchBounds = Float64Array.from([...bounds, Number.POSITIVE_INFINITY]);
     this.createUnlabelled();
   }
 
@@ -136,10 +139,11 @@ export class HistogramStorage extends SeriesTable<HistogramSeries> {
   }
 
   private observeInto(series: HistogramSeries, value: number, exemplar: Exemplar | undefined): void {
-    const bounds = this.bounds;
+    // Values are finite here (countable), so the +Inf sentinel ends the search.
+    const bounds = this.searchBounds;
     let index = 0;
-    while (index < bounds.length && value > (bounds[index] ?? Number.POSITIVE_INFINITY)) index += 1;
-    series.buckets[index] = (series.buckets[index] ?? 0) + 1;
+    while (value > (bounds[index] as number)) index += 1;
+    series.buckets[index] = (series.buckets[index] as number) + 1;
     series.sum += value;
     series.count += 1;
     series.version += 1;

@@ -12,7 +12,8 @@
  * Memory per series: the populated buckets as two sorted typed arrays (key, count), 12 bytes a
  * bucket plus growth slack (the arrays double, up to the bucket limit plus one), bounded by the
  * bucket limit whatever the values: 23 bytes a bucket in all at 84 buckets, where a Map takes 43 (bench/children/nativeMemory.ts, bench section `series`). A new bucket is an insertion into at most 160 entries; finding
- * one is a binary search; rendering walks them in order with no sort.
+ * one is a binary search (whose first steps read the same few keys of a series every time, so they
+ * stay in cache however many series take turns); rendering walks them in order with no sort.
  */
 
 /** The finest and coarsest schemas Prometheus accepts. */
@@ -119,21 +120,35 @@ const BOUNDS_BELOW_CELL: readonly Uint16Array[] = FRACTION_BOUNDS.map((bounds) =
   return below;
 });
 
+/**
+ * A double and its two 32-bit halves, sharing one buffer: reading a value's exponent bits is a
+ * store and a load, with no byte swap (DataView reads big-endian by default).
+ */
+const bitsFloat = new Float64Array(1);
+const bitsWords = new Uint32Array(bitsFloat.buffer);
+/** Which of the two words holds the sign, exponent and top of the mantissa on this machine. */
+const HIGH_WORD = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0;
+
 /** The key of the bucket holding a positive finite value at `schema`. */
 export function bucketKey(value: number, schema: number): number {
-  scratch.setFloat64(0, value);
-  const high = scratch.getUint32(0);
+  bitsFloat[0] = value;
+  const high = bitsWords[HIGH_WORD] as number;
   const biased = (high >>> 20) & 0x7ff;
   if (schema > 0 && biased !== 0) {
     // frexp inline (normal values): fraction in [0.5, 1), exponent = biased - 1022.
-    scratch.setUint32(0, (high & 0x800fffff) | (1022 << 20));
-    const fraction = scratch.getFloat64(0);
+    bitsWords[HIGH_WORD] = (high & 0x800fffff) | (1022 << 20);
+    const fraction = bitsFloat[0];
     const bounds = FRACTION_BOUNDS[schema] as readonly number[];
     const cell = (high >>> (20 - FRACTION_CELL_BITS)) & (FRACTION_CELLS - 1);
     let index = (BOUNDS_BELOW_CELL[schema] as Uint16Array)[cell] as number;
     if (index < bounds.length && (bounds[index] as number) < fraction) index += 1;
     return index + (biased - 1023) * bounds.length;
   }
+  return slowBucketKey(value, schema);
+}
+
+/** bucketKey for subnormal values and schemas of 0 and below (off the hot path: its own function keeps bucketKey small enough to inline). */
+function slowBucketKey(value: number, schema: number): number {
   const [fraction, exponent] = frexp(value);
   if (schema > 0) {
     const bounds = FRACTION_BOUNDS[schema] as readonly number[];

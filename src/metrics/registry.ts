@@ -170,8 +170,8 @@ export interface RegistryOptions {
   readonly defaultMetrics: boolean;
   /** Exports the OpenTelemetry GenAI families (catalogue entries with `optIn: 'semconv'`). */
   readonly semconv?: boolean;
-  /** Native buckets beside the classic ones in every catalogue histogram (DEFAULT_NATIVE_SETTINGS when absent). */
-  readonly nativeHistograms?: NativeHistogramSettings;
+  /** Native buckets beside the classic ones in every catalogue histogram (DEFAULT_NATIVE_SETTINGS when absent); false: classic only. */
+  readonly nativeHistograms?: NativeHistogramSettings | false;
   /** Seconds without a write after which an agent series is removed (--metrics.series-ttl); 0 or absent: never. */
   readonly seriesTtlSeconds?: number;
 }
@@ -185,7 +185,7 @@ export function seriesExpiry(spec: MetricSpec): Expiry {
   return spec.computed === true ? 'idle at zero' : 'idle';
 }
 
-function storageFor(spec: MetricSpec, options: FamilyOptions, buckets: BucketSets, native: NativeHistogramSettings): Family {
+function storageFor(spec: MetricSpec, options: FamilyOptions, buckets: BucketSets, native: NativeHistogramSettings | undefined): Family {
   if (spec.type === 'counter') return new CounterStorage(options);
   if (spec.type === 'gauge') return new GaugeStorage(options);
   return new HistogramStorage(options, spec.buckets === undefined ? [] : buckets[spec.buckets], native);
@@ -248,7 +248,7 @@ export function createRegistry<D extends Declarations & typeof REGISTRY_FAMILIES
         onExpire: () => own.seriesExpired.inc({ metric: spec.name }),
       },
       options.buckets,
-      options.nativeHistograms ?? DEFAULT_NATIVE_SETTINGS,
+      options.nativeHistograms === false ? undefined : (options.nativeHistograms ?? DEFAULT_NATIVE_SETTINGS),
     );
     families.set(key, family);
   }

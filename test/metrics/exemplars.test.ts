@@ -1,4 +1,5 @@
 /** Exemplar label sets: ids in priority order, within OpenMetrics' 128 characters, never repaired. */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { exemplarOf, MAX_EXEMPLAR_CHARACTERS } from '../../src/metrics/exemplars.js';
 
@@ -38,5 +39,18 @@ describe('exemplarOf', () => {
     // A surrogate pair (one astral character) is in; a lone high or low surrogate anywhere is out.
     expect(['T\u{1F600}1', '\uD83D\uDE00'].map(kept)).toEqual([true, true]);
     expect(['\uDE00x', 'x\uD83D', '\uD83Dx', '\uDE00\uD83D'].map(kept)).toEqual([false, false, false, false]);
+  });
+
+  it('keeps exactly the well-formed ids without a control character, whatever code units they hold', () => {
+    // Printable ASCII, the characters at its edges (C0, DEL, C1), and any UTF-16 code unit, lone surrogates included.
+    const unit = fc.oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.integer({ min: 0, max: 0xa0 }), fc.integer({ min: 0, max: 0xffff }));
+    fc.assert(
+      fc.property(fc.array(unit, { maxLength: 40 }), (units) => {
+        const id = String.fromCharCode(...units);
+        const expected = id.isWellFormed() && !/\p{Cc}/u.test(id);
+        expect(exemplarOf([['turn_id', id]], 1, 1) !== undefined).toBe(expected);
+      }),
+      { numRuns: 3000 },
+    );
   });
 });

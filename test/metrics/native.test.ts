@@ -25,6 +25,7 @@ import { createMetricsRegistry } from '../../src/catalogue.js';
 import { createExposition, renderProtobuf, renderText } from '../../src/exposition/exposition.js';
 import { DEFAULT_BUCKETS } from '../../src/metrics/declare.js';
 import { parseSamples } from '../support/exposition.js';
+import { nativeBytesOfCapacity } from '../../src/metrics/seriesBudget.js';
 import { decodeExposition, nativeBuckets as nativeBucketsOf, type DecodedHistogram } from '../support/protobuf.js';
 
 /** The neighbouring doubles of a positive finite value (one ulp up or down). */
@@ -230,6 +231,24 @@ describe('addToBucket', () => {
     expect([...populatedBuckets(buckets)]).toEqual([...sorted]);
     expect(buckets.size).toBe(reference.size);
   });
+
+  it('finds the bucket of any key among buckets with gaps of any width, as a Map would', () => {
+    // Runs of neighbouring keys with gaps between them, and lone keys far out, inserted in any order.
+    const key = fc.oneof(fc.integer({ min: -12, max: 12 }), fc.integer({ min: -3000, max: 3000 }), fc.constantFrom(-(2 ** 31), 2 ** 31 - 1));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(key, fc.integer({ min: 1, max: 3 })), { minLength: 1, maxLength: 400 }), (writes) => {
+        const buckets = newNativeBuckets(DEFAULT_NATIVE_SETTINGS);
+        const reference = new Map<number, number>();
+        for (const [at, count] of writes) {
+          addToBucket(buckets, at, count);
+          reference.set(at, (reference.get(at) ?? 0) + count);
+        }
+        const sorted = [...reference].sort(([a], [b]) => a - b);
+        expect([...populatedBuckets(buckets)]).toEqual(sorted);
+      }),
+      { numRuns: 500 },
+    );
+  });
 });
 
 describe('spansAndDeltas', () => {
@@ -252,6 +271,29 @@ describe('spansAndDeltas', () => {
 });
 
 describe('native buckets in the registry', () => {
+  it('keeps none with nativeHistograms false: the protobuf histogram is classic and its series is charged classic bytes only', async () => {
+    const registryOf = (nativeHistograms: false | undefined) =>
+      createMetricsRegistry({ buckets: DEFAULT_BUCKETS, maxAgentSeries: 100, defaultMetrics: false, ...(nativeHistograms === undefined ? {} : { nativeHistograms }) });
+    const classic = registryOf(false);
+    const native = registryOf(undefined);
+    const labels = { tool: 't', status: 'ok' } as const;
+    for (const registry of [classic, native]) for (const seconds of [0.5, 1, 2, 4]) registry.metrics.toolCallDuration.observe(labels, seconds);
+    const histogramOf = async (registry: typeof classic) =>
+      decodeExposition(await renderProtobuf(createExposition(registry)))
+        .find((family) => family.name === 'hermes_tool_call_duration_seconds')
+        ?.metric.find((metric) => metric.histogram?.sampleCount === 4)?.histogram;
+    const withoutNative = await histogramOf(classic);
+    expect(withoutNative?.sampleSum).toBe(7.5);
+    // Prometheus reads a histogram as native only with a zero threshold, a zero count or spans.
+    expect([withoutNative?.zeroThreshold, withoutNative?.zeroCount, withoutNative?.positiveSpan]).toEqual([0, 0, []]);
+    const withNative = await histogramOf(native);
+    expect([withNative?.schema, withNative?.zeroThreshold]).toEqual([3, DEFAULT_NATIVE_SETTINGS.zeroThreshold]);
+    // The same series without its native arrays: exactly their bytes less.
+    expect(native.seriesBytes() - classic.seriesBytes()).toBe(nativeBytesOfCapacity(8));
+    const samples = parseSamples(await renderText(createExposition(classic)));
+    expect(samples.get('hermes_tool_call_duration_seconds_count{tool="t",status="ok"}')).toBe(4);
+  });
+
   it('keeps them in catalogue histograms with the configured settings and counts every halving', async () => {
     const registry = createMetricsRegistry({
       buckets: DEFAULT_BUCKETS,

@@ -4,7 +4,7 @@ import type { CounterHandle, Exemplar, Families, HistogramHandle } from '../../m
 import { compositeKey, spanTable, type RecorderContext } from './context.js';
 import { PRICING_VALUES, costOf, type CallCost } from './pricing.js';
 import { RetriedCalls } from './retriedCalls.js';
-import { callExemplar, retryableLabel, retryVerdict } from './apiAttempts.js';
+import { callExemplar, callKeyOf, retryableLabel, retryVerdict } from './apiAttempts.js';
 import { promptTokens, TOKEN_TYPES } from './usage.js';
 import { VALUES, type ValueOf } from '../../contract/vocabulary.js';
 import { OPEN, counter, gauge, histogram, type Declarations } from '../../metrics/declare.js';
@@ -124,10 +124,7 @@ type UnpricedReason = (typeof PRICING_VALUES)['unpriced_reason'][number];
 /** The handle of `key` in `handles`, created on first use; keys are closed values, so each map is bounded by its set. */
 function handleOf<K extends string, H>(handles: Map<K, H>, key: K, create: (key: K) => H): H {
   let handle = handles.get(key);
-  if (handle === undefined) {
-    handle = create(key);
-    handles.set(key, handle);
-  }
+  if (handle === undefined) handles.set(key, (handle = create(key)));
   return handle;
 }
 
@@ -271,7 +268,8 @@ export class ApiRecorder {
 
   /** Records a successful attempt; returns its cost, which its session adds up (sessions.ts). */
   succeeded(event: Succeeded, observedAt: number): CallCost {
-    const call = this.finish(event.call);
+    const callKey = callKeyOf(event.call);
+    const call = this.finish(event.call, callKey);
     call.requests('success').inc();
     const seconds = event.durationSeconds;
     if (seconds !== undefined) {
@@ -279,7 +277,7 @@ export class ApiRecorder {
       call.duration('success').observe(seconds, exemplar);
       call.operationDuration('', seconds, exemplar);
     }
-    const afterFailure = event.call.requestId !== undefined && this.retried.succeeded(compositeKey(event.call.kind, event.call.requestId));
+    const afterFailure = callKey !== undefined && this.retried.succeeded(callKey);
     this.observeFirstChunk(call, 'success', event.timeToFirstChunkSeconds, afterFailure);
     call.finishReason(this.context.labels.value('finish_reason', event.finishReason));
     if (event.usage !== undefined) this.recordUsage(call, event.usage);
@@ -289,7 +287,8 @@ export class ApiRecorder {
   }
 
   failed(event: Failed, observedAt: number): void {
-    const call = this.finish(event.call);
+    const callKey = callKeyOf(event.call);
+    const call = this.finish(event.call, callKey);
     const { labels } = call;
     call.requests('error').inc();
     const reason = this.context.labels.value('reason', event.reason);
@@ -299,7 +298,7 @@ export class ApiRecorder {
       call.duration('error').observe(seconds, exemplar);
       call.operationDuration(reason, seconds, exemplar);
     }
-    const afterFailure = event.call.requestId !== undefined && this.retried.failed(compositeKey(event.call.kind, event.call.requestId));
+    const afterFailure = callKey !== undefined && this.retried.failed(callKey);
     this.observeFirstChunk(call, 'error', event.timeToFirstChunkSeconds, afterFailure);
     // Label objects written out rather than spread: a spread plus added keys makes an object
     // V8 reads slowly, and storage reads each label of it.
@@ -330,8 +329,8 @@ export class ApiRecorder {
   }
 
   /** Closes the open attempt (if its pre event was seen) and returns the call's series. */
-  private finish(call: ApiCall): CallSeries {
-    if (call.requestId !== undefined) this.inFlight.close(compositeKey(call.kind, call.requestId));
+  private finish(call: ApiCall, callKey: string | undefined): CallSeries {
+    if (callKey !== undefined) this.inFlight.close(callKey);
     const provider = this.context.labels.value('provider', call.provider);
     const model = this.context.labels.value('model', call.model);
     if (this.callsGeneration !== this.context.labels.generation) {
@@ -341,10 +340,7 @@ export class ApiRecorder {
     let byModel = this.calls[call.kind].get(provider);
     if (byModel === undefined) this.calls[call.kind].set(provider, (byModel = new Map<string, CallSeries>()));
     let series = byModel.get(model);
-    if (series === undefined) {
-      series = new CallSeries(this.metrics, { kind: call.kind, provider, model });
-      byModel.set(model, series);
-    }
+    if (series === undefined) byModel.set(model, (series = new CallSeries(this.metrics, { kind: call.kind, provider, model })));
     return series;
   }
 
