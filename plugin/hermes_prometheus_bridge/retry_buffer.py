@@ -10,11 +10,13 @@ import collections
 import threading
 
 from .drops import SEND_FAILED, SHUTDOWN
+from .encoding import row_data_text
 
 # A buffered event is a plain tuple (creating a namedtuple costs a Python-level call per event):
-# ``(seq, hook, template, observed_at, data_text)``. Its line is put together only when it is
-# sent (:func:`line_of`): an event evicted or abandoned while the sidecar is down never is.
-SEQ, HOOK = 0, 1
+# ``(seq, hook, template, observed_at, data)``, ``data`` being its data text or its row
+# (rows.py). Its line or compact row is put together only when it is sent (:func:`line_of`,
+# encoding.compact_body): an event evicted or abandoned while the sidecar is down never is.
+SEQ, HOOK, DATA = 0, 1, 4
 
 
 # The template of an event encoded whole (one by one, after a batch failed): its text is the line.
@@ -24,6 +26,8 @@ WHOLE_LINE = "%.0s%.0s%s"
 def line_of(event):
     """The NDJSON line of a buffered event."""
     seq, _hook, template, observed_at, text = event
+    if type(text) is not str:
+        text = row_data_text(text)
     return template % (observed_at, seq, text)
 
 

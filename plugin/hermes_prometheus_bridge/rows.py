@@ -1,0 +1,240 @@
+"""Positional rows: the compact form of an event's ``data``, built by a function generated per
+hook from ``contract.json``.
+
+A row is ``(code, observed_at_us, value, value, ...)``: ``code`` indexes :data:`ROW_SPECS`
+(hooks, then envelope events), ``observed_at_us`` is the observation time in integer
+microseconds, and the values follow :func:`row_names` of that spec (its plain fields, then its
+transformed ones, then, for a priced call, ``cost_usd`` and ``cost_status``); ``None`` is an
+absent field. ``usage`` is a list in ``USAGE_KEYS`` order, optionally followed by the
+``reported_usage_fields`` flags (:func:`compact_usage`).
+
+The builders apply exactly the rules of :func:`fields.event_data`, field by field: each field
+first tries the one case real Hermes values take (an exact ``str`` already admitted by its
+grammar, a finite ``float``, an ``int`` in range, a ``bool``), written out inline; anything
+else goes through :func:`plain_value`, which is ``event_data``'s rule for one value. A string
+crosses only when its field's grammar matched it whole: either now, or earlier in this process
+(:class:`Admitted`, a bounded set per grammar of strings that matched it). Generated code runs
+once per event on the sender thread, which shares the GIL with Hermes: a loop over field
+descriptors costs about twice as much per event.
+"""
+
+import math
+
+from .contract import CONTRACT, GRAMMARS, HOOK_SPECS, OBSERVER_SPECS, USAGE_KEYS
+from .fields import (MAX_GRAMMAR_CHARS, MISSING, REPORTED_USAGE_FIELDS,
+                     TRANSFORM_FUNCTIONS, _CANONICAL_USAGE_KEYS, _INT_ONLY, _REFUSING_TRANSFORMS,
+                     _canonical_usage, clean_scalar, clean_usage)
+
+_INT_LIMIT = 2 ** 63
+
+# Distinct strings remembered per grammar before the set starts over (ids are mostly unique:
+# the set is what repeats within a few thousand events, e.g. model, provider, turn and session).
+ADMITTED_LIMIT = 4096
+
+# Fields a priced hook carries after its contract fields.
+PRICED_NAMES = ("cost_usd", "cost_status")
+
+# Every spec that can become a row, by code: hooks first, then envelope events.
+ROW_SPECS = tuple(HOOK_SPECS.values()) + tuple(OBSERVER_SPECS.values())
+_ENTRIES = (tuple(CONTRACT["hooks"][spec.hook] for spec in HOOK_SPECS.values())
+            + tuple(CONTRACT["observer"][spec.hook] for spec in OBSERVER_SPECS.values()))
+CODES = {id(spec): code for code, spec in enumerate(ROW_SPECS)}
+
+_REPORTED_KEYS = tuple(CONTRACT["usage_flags"][REPORTED_USAGE_FIELDS])
+_USAGE_COUNT = len(USAGE_KEYS)
+if USAGE_KEYS[:len(_CANONICAL_USAGE_KEYS)] != _CANONICAL_USAGE_KEYS:
+    # compact_usage's one-lookup case relies on the canonical keys leading USAGE_KEYS.
+    raise ValueError("contract.json: usage_keys must end with completion_tokens")
+
+
+def row_names(spec):
+    """The wire names of a spec's row values, in row order (priced fields not included)."""
+    return spec.plain + tuple(wire for _, wire, _ in spec.transforms)
+
+
+def priced(spec):
+    """Whether the sender prices this spec's events (it has ``usage`` and a ``base_url``)."""
+    return spec.usage_at >= 0 and any(name == "base_url" for name, _ in spec.private)
+
+
+class Admitted(object):
+    """Strings that matched a grammar, per grammar, at most ``limit`` each; ``resets`` counts
+    how often a full set started over."""
+
+    def __init__(self, limit=ADMITTED_LIMIT):
+        self.limit = limit
+        self.sets = {name: set() for name in GRAMMARS}
+        self.resets = 0
+
+    def admit(self, grammar, value):
+        admitted = self.sets[grammar]
+        if len(admitted) >= self.limit:
+            admitted.clear()
+            self.resets += 1
+        admitted.add(value)
+
+
+def plain_value(value, grammar, wire, refused, admitted):
+    """``event_data``'s rule for one plain value: its JSON-safe form, or ``None`` (absent). A
+    string outside its field's grammar is refused (``refused(wire)``); one inside it is
+    remembered in ``admitted``."""
+    kind = type(value)
+    if kind is not str and kind is not int and kind is not float and kind is not bool:
+        if value is MISSING or value is None:
+            return None
+        value = clean_scalar(value)  # subclasses become their base type; the rest is dropped
+        if value is MISSING:
+            return None
+        kind = type(value)
+    if kind is str:
+        if not value:
+            return None  # Hermes passes "" for an unknown id: absent, not refused
+        if (grammar is None or len(value) > MAX_GRAMMAR_CHARS
+                or GRAMMARS[grammar].fullmatch(value) is None):
+            refused(wire)
+            return None
+        admitted.admit(grammar, value)
+        return value
+    if kind is int:
+        return value if -_INT_LIMIT <= value <= _INT_LIMIT else None
+    if kind is float:
+        return value if math.isfinite(value) else None
+    return value  # bool
+
+
+def transformed_value(value, transform, wire, refused):
+    """``event_data``'s rule for one transformed value."""
+    if value is MISSING:
+        return None
+    cleaned = transform(value)
+    if cleaned is not MISSING and cleaned is not None:
+        return cleaned
+    if value is not None and transform in _REFUSING_TRANSFORMS:
+        refused(wire)
+    return None
+
+
+def compact_usage(value):
+    """:func:`fields.clean_usage` as a list in ``USAGE_KEYS`` order (``None`` where absent,
+    trailing absent keys left off), followed by the ``reported_usage_fields`` flags in
+    contract order (``None`` where absent) when there are any; ``None`` when absent or not a
+    dict. Hermes' canonical summary (every key but ``completion_tokens``, plain ints in range)
+    takes one C lookup, as in ``clean_usage``."""
+    if type(value) is dict:
+        try:
+            numbers = _canonical_usage(value)
+        except KeyError:
+            numbers = None
+        if (numbers is not None and "completion_tokens" not in value
+                and _INT_ONLY.issuperset(map(type, numbers))
+                and max(numbers) <= _INT_LIMIT and min(numbers) >= -_INT_LIMIT):
+            counts = list(numbers)
+            reported = value.get(REPORTED_USAGE_FIELDS)
+            if type(reported) is dict:
+                _append_flags(counts, map(reported.get, _REPORTED_KEYS))
+            return counts
+    if value is MISSING:
+        return None
+    cleaned = clean_usage(value)
+    if cleaned is MISSING or cleaned is None:
+        return None
+    counts = [cleaned.get(key) for key in USAGE_KEYS]
+    flags = cleaned.get(REPORTED_USAGE_FIELDS)
+    if flags is not None:
+        _append_flags(counts, map(flags.get, _REPORTED_KEYS))
+        return counts
+    while counts and counts[-1] is None:
+        counts.pop()
+    return counts
+
+
+def _append_flags(counts, flags):
+    """Pads ``counts`` to every usage key and appends the booleans among ``flags`` (``None``
+    for the rest), when there is at least one."""
+    kept = [flag if flag is True or flag is False else None for flag in flags]
+    if any(flag is not None for flag in kept):
+        counts.extend([None] * (_USAGE_COUNT - len(counts)))
+        counts.append(kept)
+
+
+def _plain_expression(index, wire, grammar, kind):
+    """The inline fast case of one plain value, falling back to ``plain_value``."""
+    v = "v%d" % index
+    slow = "plain(%s, %r, %r, refused, admitted)" % (v, grammar, wire)
+    if grammar is not None:
+        fast = "type(%s) is str and %s in set_%s" % (v, v, grammar)
+    elif kind == "boolean":
+        fast = "%s is True or %s is False" % (v, v)
+    elif kind == "integer":
+        fast = "type(%s) is int and %d <= %s <= %d" % (v, -_INT_LIMIT, v, _INT_LIMIT)
+    else:  # numbers: a finite float (inf - inf and nan - nan are nan), or an int in range
+        fast = ("type(%s) is float and %s - %s == 0.0 or type(%s) is int and %d <= %s <= %d"
+                % (v, v, v, v, -_INT_LIMIT, v, _INT_LIMIT))
+    return "(%s if %s else None if %s is None or %s is MISSING else %s)" % (v, fast, v, v, slow)
+
+
+def builder_source(spec, code):
+    """The Python source of ``build(values, usage, observed_at, refused, admitted)`` for one
+    spec (kept as text so a test can read what runs)."""
+    entry = _ENTRIES[code]
+    count = len(spec.sources)
+    names = ", ".join("v%d" % index for index in range(count))
+    lines = ["def build(values, usage, observed_at, refused, admitted):"]
+    grammars_used = sorted({grammar for grammar in spec.grammars if grammar is not None})
+    for grammar in grammars_used:
+        lines.append("    set_%s = admitted.sets[%r]" % (grammar, grammar))
+    lines.append("    (%s%s) = values" % (names, "," if count == 1 else ""))
+    parts = ["%d" % code, "int(observed_at * 1000000.0)"]
+    for index, (wire, grammar) in enumerate(zip(spec.plain, spec.grammars)):
+        parts.append(_plain_expression(index, wire, grammar,
+                                       entry["fields"][wire]["type"]))
+    for index, wire, kind in spec.transforms:
+        if kind == "usage":
+            parts.append("usage_row(usage)")
+        else:
+            parts.append("transformed(v%d, %s, %r, refused)" % (index, kind, wire))
+    lines.append("    return (%s)" % ",\n            ".join(parts))
+    return "\n".join(lines) + "\n"
+
+
+def _builder(spec, code):
+    scope = {"plain": plain_value, "transformed": transformed_value, "usage_row": compact_usage,
+             "MISSING": MISSING}
+    scope.update(TRANSFORM_FUNCTIONS)
+    exec(compile(builder_source(spec, code), "<row builder %s>" % spec.hook, "exec"), scope)
+    return scope["build"]
+
+
+def row_builder(spec):
+    """``build(values, usage, observed_at, refused, admitted)`` -> row, for a contract spec;
+    ``None`` for a hook outside the contract (its events go as JSON lines)."""
+    code = CODES.get(id(spec))
+    return None if code is None else _builder(spec, code)
+
+
+def row_data(row):
+    """The ``data`` mapping a row stands for (the JSON line form of a row), absent fields left
+    out."""
+    names = ROW_NAMES[row[0]]
+    data = {}
+    for name, value in zip(names, row[2:]):
+        if value is None:
+            continue
+        if name == "usage":
+            value = usage_mapping(value)
+        data[name] = value
+    return data
+
+
+def usage_mapping(counts):
+    """The ``usage`` mapping a compact usage list stands for."""
+    usage = {key: value for key, value in zip(USAGE_KEYS, counts) if value is not None}
+    if len(counts) > _USAGE_COUNT:
+        usage[REPORTED_USAGE_FIELDS] = {key: flag for key, flag in
+                                        zip(_REPORTED_KEYS, counts[_USAGE_COUNT])
+                                        if flag is not None}
+    return usage
+
+
+# Row names by code, priced fields included where the spec is priced (they trail the row).
+ROW_NAMES = tuple(row_names(spec) + (PRICED_NAMES if priced(spec) else ()) for spec in ROW_SPECS)
