@@ -6,7 +6,7 @@
 Each row times N individual calls ``callback(**kwargs)`` with realistic Hermes payloads
 (the canonical sample ``post_api_request`` of plugin/tests/fixtures/appendix_a_payloads.json with a non-serializable ``assistant_message``, and its
 ``post_tool_call``), as fast as possible, with the plugin's sender thread running and default
-settings (queue 10000, batch 500, flush 0.2 s, HTTP timeout 2 s):
+settings (queue 10000, batch 2000, flush 0.2 s, HTTP timeout 2 s):
 
 * ``up``        - the sidecar is a stub in another process answering 202;
 * ``down``      - nothing listens on the port (connection refused, retries back off);

@@ -162,7 +162,11 @@ def _plain_expression(index, wire, grammar, kind):
     v = "v%d" % index
     slow = "plain(%s, %r, %r, refused, admitted)" % (v, grammar, wire)
     if grammar is not None:
-        fast = "type(%s) is str and %s in set_%s" % (v, v, grammar)
+        # Admitted before, or matching now and remembered (set.add returns None) while the set
+        # has room; a full set, an empty string or a refusal take plain().
+        fast = ("type(%s) is str and (%s in set_%s or match_%s(%s) is not None"
+                " and len(set_%s) < limit and not set_%s.add(%s))"
+                % (v, v, grammar, grammar, v, grammar, grammar, v))
     elif kind == "boolean":
         fast = "%s is True or %s is False" % (v, v)
     elif kind == "integer":
@@ -181,8 +185,11 @@ def builder_source(spec, code):
     names = ", ".join("v%d" % index for index in range(count))
     lines = ["def build(values, usage, observed_at, refused, admitted):"]
     grammars_used = sorted({grammar for grammar in spec.grammars if grammar is not None})
+    if grammars_used:
+        lines.append("    limit = admitted.limit")
     for grammar in grammars_used:
         lines.append("    set_%s = admitted.sets[%r]" % (grammar, grammar))
+        lines.append("    match_%s = GRAMMARS[%r].fullmatch" % (grammar, grammar))
     lines.append("    (%s%s) = values" % (names, "," if count == 1 else ""))
     parts = ["%d" % code, "int(observed_at * 1000000.0)"]
     for index, (wire, grammar) in enumerate(zip(spec.plain, spec.grammars)):
@@ -199,7 +206,7 @@ def builder_source(spec, code):
 
 def _builder(spec, code):
     scope = {"plain": plain_value, "transformed": transformed_value, "usage_row": compact_usage,
-             "MISSING": MISSING}
+             "MISSING": MISSING, "GRAMMARS": GRAMMARS}
     scope.update(TRANSFORM_FUNCTIONS)
     exec(compile(builder_source(spec, code), "<row builder %s>" % spec.hook, "exec"), scope)
     return scope["build"]

@@ -34,8 +34,11 @@ _YIELD_EVERY = 100
 _MIN_RETRY_DELAY = 0.05
 # What a sidecar that does not read compact bodies answers them with.
 _UNSUPPORTED_MEDIA_TYPE = 415
-# The plugin error counted when a sidecar refused a compact body and the batch went as NDJSON.
+# What it answers a compact body over --ingest.max-json-bytes with (NDJSON has its own limit).
+_TOO_LARGE = 413
+# Plugin errors (no event lost): a sidecar refused a compact body, so the batch went as NDJSON.
 COMPACT_REFUSED = "compact_refused"
+COMPACT_TOO_LARGE = "compact_too_large"
 _SCHEMA_TEXT = compact_schema_text()
 
 
@@ -116,6 +119,17 @@ class Sender(object):
     @property
     def events_numbered(self):
         return self._next_seq - 1
+
+    @property
+    def body_format(self):
+        """``compact`` once the sidecar advertised compact bodies (until one refuses them),
+        else ``ndjson``."""
+        return "compact" if self._compact else "ndjson"
+
+    @property
+    def admitted_resets(self):
+        """How often a full set of admitted strings started over (rows.Admitted)."""
+        return self._admitted.resets
 
     def flush(self, timeout):
         """Ask for an immediate delivery attempt; wait at most ``timeout`` seconds for it.
@@ -389,20 +403,28 @@ class Sender(object):
         """Post a batch (and the heartbeat line before it) as one compact body when the sidecar
         reads them, else as NDJSON; a sidecar that refuses the compact body with 415 (an older
         one, after a downgrade) gets the same batch as NDJSON at once, and NDJSON from then on
-        (counted as the plugin error ``compact_refused``)."""
+        (counted as the plugin error ``compact_refused``); one over its size limit (413) gets
+        it as NDJSON, which the sidecar reads line by line under a larger limit."""
+        unreachable = self._connection.open(timeout)
+        if unreachable is not None:
+            self.delivery["posts"] += 1
+            return unreachable
         if self._compact and self._compactable(batch):
             self.delivery["posts"] += 1
             rows = [event[DATA] for event in batch]
             body = compact_body(self._compact_prefix, batch[0][SEQ], rows, heartbeat)
             outcome = self._connection.post(body, timeout, COMPACT_MEDIA_TYPE)
-            if outcome.status != _UNSUPPORTED_MEDIA_TYPE:
+            if outcome.status == _UNSUPPORTED_MEDIA_TYPE:
+                self._compact = False
+                self._counters.error(COMPACT_REFUSED)
+                self._report_once((COMPACT_REFUSED,), "hermes_prometheus_bridge: sidecar at %s "
+                                  "does not read compact bodies; sending NDJSON",
+                                  self._connection.endpoint.display)
+            elif outcome.status == _TOO_LARGE:
+                self._counters.error(COMPACT_TOO_LARGE)
+            else:
                 self._learn_format(outcome)
                 return outcome
-            self._compact = False
-            self._counters.error(COMPACT_REFUSED)
-            self._report_once((COMPACT_REFUSED,), "hermes_prometheus_bridge: sidecar at %s "
-                              "does not read compact bodies; sending NDJSON",
-                              self._connection.endpoint.display)
         lines = [line_of(event) for event in batch]
         if heartbeat is not None:
             lines.insert(0, heartbeat)

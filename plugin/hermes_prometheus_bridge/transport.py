@@ -155,6 +155,17 @@ class Connection(object):
             outcome = self._attempt(body, timeout, media_type)
         return outcome
 
+    def open(self, timeout):
+        """Connect now unless connected; ``None`` when connected, else the ``RETRY`` outcome a
+        post would have had (so a sidecar that is down costs no body)."""
+        if self._sock is not None:
+            return None
+        try:
+            self._sock = self._connect(timeout)
+            return None
+        except Exception as exc:  # refused, unreachable, timed out, TLS
+            return Outcome(RETRY, None, None, None, None, type(exc).__name__)
+
     def close(self):
         if self._sock is not None:
             try:
