@@ -444,7 +444,7 @@ class Sender(object):
 
     def _learn_format(self, outcome):
         """A delivered answer says whether the sidecar reads compact bodies (Accept-Post)."""
-        if outcome.kind == DELIVERED and self._encode is None:
+        if outcome.kind == DELIVERED and self._encode is None and self.config.compact:
             self._compact = self._connection.accepts_compact
 
     def _send(self, lines, timeout):
