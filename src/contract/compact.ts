@@ -14,11 +14,10 @@
  * answers by sending NDJSON.
  */
 import { SidecarError } from '../errors.js';
-import { BoundCheck } from './bounds.js';
-import type { DecodedBody, DecodeOptions, LineError } from './decode.js';
+import { BoundCheck, type StringLimits } from './bounds.js';
 import type { ObserverEvent } from './events.js';
 import { isRecord, type Fields } from './fields.js';
-import { readLine } from './shapes.js';
+import { readLine, type LineRejection } from './shapes.js';
 
 export const COMPACT_MEDIA_TYPE = 'application/x-hermes-events-compact+json';
 export const COMPACT_VERSION = 1;
@@ -39,6 +38,21 @@ const REPORTED_USAGE_FIELDS = 'reported_usage_fields';
 
 /** Rows between two points where the decoder may pause (as NDJSON lines). */
 const ROWS_PER_STEP = 64;
+
+/** What decoding a compact body needs (decode.ts hands it its DecodeOptions). */
+export interface CompactOptions {
+  readonly maxEvents: number;
+  readonly arrivedAt: number;
+  readonly strings?: StringLimits;
+}
+
+/** The events of a compact body and its rejected rows (decode.ts's DecodedBody). */
+export interface DecodedRows {
+  readonly events: ObserverEvent[];
+  readonly errors: { readonly index: number; readonly reason: LineRejection }[];
+  /** Rows, and the heartbeat when there is one. */
+  readonly lines: number;
+}
 
 interface Schema {
   readonly events: readonly (readonly [string, ...string[]])[];
@@ -84,7 +98,7 @@ interface Frame {
   readonly rows: readonly unknown[];
 }
 
-function readFrame(value: unknown, options: DecodeOptions): Frame {
+function readFrame(value: unknown, options: CompactOptions): Frame {
   if (!isRecord(value)) throw invalid();
   if (value.v !== COMPACT_VERSION) throw new SidecarError('unsupported_compact_version');
   const { instance, seq, events: rows, heartbeat } = value;
@@ -144,7 +158,7 @@ export function rowLine(row: unknown, seq: number, instance: string, schema: Sch
   return line;
 }
 
-function collect(decoded: { events: ObserverEvent[]; errors: LineError[] }, index: number, line: unknown, arrivedAt: number, check: BoundCheck): void {
+function collect(decoded: DecodedRows, index: number, line: unknown, arrivedAt: number, check: BoundCheck): void {
   const result = line === undefined ? 'invalid_event' : readLine(line, arrivedAt, check);
   if (typeof result === 'string') decoded.errors.push({ index, reason: result });
   else decoded.events.push(result);
@@ -155,7 +169,7 @@ function collect(decoded: { events: ObserverEvent[]; errors: LineError[] }, inde
  * first, as line 0), pausing every ROWS_PER_STEP rows. Bounded like a JSON body: by
  * --ingest.max-json-bytes before it is parsed, by --ingest.max-events-per-request after.
  */
-export function* decodeCompact(body: Buffer, options: DecodeOptions, maxJsonBytes: number): Generator<void, DecodedBody> {
+export function* decodeCompact(body: Buffer, options: CompactOptions, maxJsonBytes: number): Generator<void, DecodedRows> {
   if (body.length > maxJsonBytes) throw new SidecarError('too_large');
   let value: unknown;
   try {
@@ -166,7 +180,7 @@ export function* decodeCompact(body: Buffer, options: DecodeOptions, maxJsonByte
   const frame = readFrame(value, options);
   const check = new BoundCheck(options.strings);
   const offset = frame.heartbeat === undefined ? 0 : 1;
-  const decoded = { events: [] as ObserverEvent[], errors: [] as LineError[], lines: frame.rows.length + offset };
+  const decoded: DecodedRows = { events: [], errors: [], lines: frame.rows.length + offset };
   if (frame.heartbeat !== undefined) collect(decoded, 0, frame.heartbeat, options.arrivedAt, check);
   for (let index = 0; index < frame.rows.length; index += 1) {
     if (index % ROWS_PER_STEP === ROWS_PER_STEP - 1) yield;
