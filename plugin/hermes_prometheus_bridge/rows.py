@@ -245,3 +245,85 @@ def usage_mapping(counts):
 
 # Row names by code, priced fields included where the spec is priced (they trail the row).
 ROW_NAMES = tuple(row_names(spec) + (PRICED_NAMES if priced(spec) else ()) for spec in ROW_SPECS)
+
+
+# ------------------------------------------------------------------------------ columns
+
+_NONE_TYPES = frozenset({type(None), type(MISSING)})
+_STR = frozenset({str})
+_FLOAT = frozenset({float})
+_INT = frozenset({int})
+_BOOL = frozenset({bool})
+
+
+def _string_column(column, grammar, admitted):
+    """The column when every value is a string its grammar admits (matched now or earlier);
+    ``None`` when any value needs the per-event rule (another type, empty, refused)."""
+    unseen = set(column)
+    admitted_set = admitted.sets[grammar]
+    unseen -= admitted_set
+    if unseen:
+        match = GRAMMARS[grammar].fullmatch
+        for value in unseen:
+            if type(value) is not str or match(value) is None:
+                return None
+        for value in unseen:
+            admitted.admit(grammar, value)
+    return column
+
+
+def _number_column(column, kinds):
+    """The column when every value is a finite float or every one an int in range."""
+    if kinds == _FLOAT:
+        return column if all(map(math.isfinite, column)) else None
+    if kinds == _INT:
+        return column if -_INT_LIMIT <= min(column) and max(column) <= _INT_LIMIT else None
+    return None
+
+
+def clean_column(column, grammar, kind, admitted):
+    """A plain field's values across events of one hook, cleaned at once in the one case real
+    Hermes values take (one type throughout, every value inside its rule, or every value
+    absent), else ``None``: the events then take their per-event builder, whose rule this
+    agrees with value for value."""
+    kinds = set(map(type, column))
+    if kinds <= _NONE_TYPES:
+        return (None,) * len(column)
+    if grammar is not None:
+        return _string_column(column, grammar, admitted) if kinds == _STR else None
+    if kind == "boolean":
+        return column if kinds == _BOOL else None
+    return _number_column(column, kinds)
+
+
+class ColumnBuilder(object):
+    """Rows for many events of one spec at once: each plain field cleaned as a column
+    (:func:`clean_column`, C-level passes over the values), ``usage`` per event, rows zipped
+    together. ``None`` from :meth:`build` when a column needs the per-event rule."""
+
+    def __init__(self, spec):
+        entry = _ENTRIES[CODES[id(spec)]]
+        self.code = CODES[id(spec)]
+        self.plain = tuple((index, grammar, entry["fields"][wire]["type"])
+                           for index, (wire, grammar) in enumerate(zip(spec.plain, spec.grammars)))
+        kinds = tuple(kind for _, _, kind in spec.transforms)
+        # Only hooks whose transforms are at most ``usage`` (the ones that fire per API call
+        # and tool call); the others always take the per-event builder.
+        self.usable = all(kind == "usage" for kind in kinds)
+        self.usage = any(kind == "usage" for kind in kinds)
+
+    def build(self, stamps, values, usages, admitted):
+        """Rows for events given as parallel lists, or ``None``."""
+        if not self.usable:
+            return None
+        columns = list(zip(*values))
+        cleaned = []
+        for index, grammar, kind in self.plain:
+            column = clean_column(columns[index], grammar, kind, admitted)
+            if column is None:
+                return None
+            cleaned.append(column)
+        if self.usage:
+            cleaned.append(list(map(compact_usage, usages)))
+        micros = [int(stamp * 1000000.0) for stamp in stamps]
+        return list(zip([self.code] * len(micros), micros, *cleaned))

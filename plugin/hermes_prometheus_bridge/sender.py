@@ -19,7 +19,7 @@ from .encoding import (COMPACT_MEDIA_TYPE, compact_body, compact_prefix, compact
                        encode_data_texts, encode_event, line_template)
 from .fields import compiled_grammars, compiled_transforms, event_data
 from .retry_buffer import DATA, SEQ, WHOLE_LINE, line_of
-from .rows import Admitted, row_builder
+from .rows import Admitted, ColumnBuilder, row_builder
 from .transport import DELIVERED, NDJSON_MEDIA_TYPE, RETRY
 
 logger = logging.getLogger("hermes_prometheus_bridge")
@@ -78,8 +78,8 @@ class Sender(object):
         self._consecutive_failures = 0
         self._retry_at = 0.0
         # spec -> (plain, transforms, base_url index or -1, hook, template, grammars, row
-        # builder or None, row index of model, of provider); templates carry the instance id,
-        # which a fork changes
+        # builder or None, row index of model, of provider, column builder or None); templates
+        # carry the instance id, which a fork changes
         self._compiled = {}
         # Compact bodies once the sidecar advertised them (Accept-Post), until one refuses them.
         self._compact = False
@@ -258,37 +258,49 @@ class Sender(object):
         """``[(seq, hook, template, observed_at, row), ...]`` for events taken off the queue,
         numbered in order: cleaned into rows now (rows.py; a value that cannot be cleaned
         costs its event here, before it has a number), encoded when sent, as a compact row or
-        a JSON line."""
+        a JSON line. The events of one hook are cleaned together, field by field
+        (rows.ColumnBuilder), unless a value needs the per-event rule."""
         if self._encode is not None:
             return self._encode_as_lines(taken)
-        compiled_for = self._compiled
-        # Once Hermes' pricing module is known missing, no call is priced: not asked per call.
-        priced = not self._pricer.unavailable
-        refused = self._counters.refuse
-        admitted = self._admitted
-        encoded = []
-        append = encoded.append
-        seq = self._next_seq
         try:
-            for spec, observed_at, values, usage in taken:
-                compiled = compiled_for.get(spec)
-                if compiled is None:
-                    compiled = compiled_for[spec] = self._compile(spec)
-                build = compiled[6]
-                if build is None:  # a hook outside the contract: a JSON line
-                    append((seq, compiled[3], compiled[4], observed_at,
-                            self._data_text(compiled, values, usage)))
-                else:
-                    row = build(values, usage, observed_at, refused, admitted)
-                    if priced and compiled[2] >= 0:
-                        row = self._add_cost_to_row(compiled, values, usage, row)
-                    append((seq, compiled[3], compiled[4], observed_at, row))
-                seq += 1
+            encoded = [None] * len(taken)
+            specs = [event[0] for event in taken]
+            for spec in {id(spec): spec for spec in specs}.values():
+                indexes = [index for index, other in enumerate(specs) if other is spec]
+                self._encode_group(spec, indexes, taken, encoded)
         except Exception:
             # A value that cannot be cleaned (a bug, not bad input): find it, one by one.
             return self._encode_as_lines(taken)
-        self._next_seq = seq
+        self._next_seq += len(encoded)
         return encoded
+
+    def _encode_group(self, spec, indexes, taken, encoded):
+        """Rows of the events of one spec (at ``indexes`` in ``taken``) into ``encoded``."""
+        compiled = self._compiled.get(spec)
+        if compiled is None:
+            compiled = self._compiled[spec] = self._compile(spec)
+        hook, template, build = compiled[3], compiled[4], compiled[6]
+        first = self._next_seq
+        events = [taken[index] for index in indexes]
+        if build is None:  # a hook outside the contract: JSON lines
+            for index, (_spec, observed_at, values, usage) in zip(indexes, events):
+                encoded[index] = (first + index, hook, template, observed_at,
+                                  self._data_text(compiled, values, usage))
+            return
+        stamps = [event[1] for event in events]
+        values = [event[2] for event in events]
+        usages = [event[3] for event in events]
+        rows = compiled[9].build(stamps, values, usages, self._admitted)
+        if rows is None:
+            refused = self._counters.refuse
+            admitted = self._admitted
+            rows = [build(value, usage, stamp, refused, admitted)
+                    for stamp, value, usage in zip(stamps, values, usages)]
+        if compiled[2] >= 0 and not self._pricer.unavailable:
+            rows = [self._add_cost_to_row(compiled, value, usage, row)
+                    for value, usage, row in zip(values, usages, rows)]
+        for index, stamp, row in zip(indexes, stamps, rows):
+            encoded[index] = (first + index, hook, template, stamp, row)
 
     def _data_text(self, compiled, values, usage):
         plain, transforms, _base_url_at, _hook, _template, grammars = compiled[:6]
@@ -323,14 +335,16 @@ class Sender(object):
         """What the sender needs of a hook: its plain names and transforms, the value index of
         ``base_url`` when the hook is priced (else -1), its name, its line template for this
         instance, the grammars of its plain values, its row builder (``None`` outside the
-        contract) and the row indexes of its model and provider (for pricing)."""
+        contract), the row indexes of its model and provider (for pricing) and its column
+        builder."""
         base_url_at = dict(spec.private).get("base_url", -1) if spec.usage_at >= 0 else -1
         names = spec.plain
+        build = row_builder(spec)
         return (spec.plain, compiled_transforms(spec), base_url_at, spec.hook,
-                line_template(spec.hook, self.instance), compiled_grammars(spec),
-                row_builder(spec),
+                line_template(spec.hook, self.instance), compiled_grammars(spec), build,
                 names.index("model") + 2 if "model" in names else -1,
-                names.index("provider") + 2 if "provider" in names else -1)
+                names.index("provider") + 2 if "provider" in names else -1,
+                None if build is None else ColumnBuilder(spec))
 
     def _encode_one_by_one(self, hooks, stamps, datas):
         encode = self._encode or encode_event

@@ -111,6 +111,55 @@ class RowBuilderTest(unittest.TestCase):
         self.assertEqual(admitted.resets, 3)
 
 
+class ColumnBuilderTest(unittest.TestCase):
+    def batch(self, spec, generator, odd_share):
+        """Events of ``spec``: realistic values, some replaced by odd ones."""
+        realistic = {"id": "t_%d", "identifier": "ok_%d", "name": "anthropic/model-%d"}
+        events = []
+        for number in range(generator.randint(1, 6)):
+            values = []
+            for index, source in enumerate(spec.sources):
+                if generator.random() < odd_share:
+                    values.append(generator.choice(ODD_VALUES))
+                elif index < len(spec.plain) and spec.grammars[index] is not None:
+                    values.append(realistic[spec.grammars[index]] % generator.randint(0, 3))
+                elif index == spec.usage_at:
+                    values.append(ODD_VALUES[-3])
+                else:
+                    values.append(generator.choice((MISSING, 2.5, 7)))
+            usage = values[spec.usage_at] if spec.usage_at >= 0 else MISSING
+            events.append((1789862412.0 + number, tuple(values), usage))
+        return events
+
+    def test_rows_of_a_batch_are_the_per_event_rows_or_the_batch_takes_the_per_event_rule(self):
+        import random
+        generator = random.Random(32)
+        taken_columns = 0
+        for _ in range(300):
+            for spec in rows.ROW_SPECS:
+                events = self.batch(spec, generator, generator.choice((0.0, 0.05, 0.3)))
+                stamps, values, usages = (list(column) for column in zip(*events))
+                admitted = rows.Admitted()
+                columns = rows.ColumnBuilder(spec).build(stamps, values, usages, admitted)
+                refused = Counting()
+                one_by_one = [BUILDERS[id(spec)](value, usage, stamp, refused, rows.Admitted())
+                              for stamp, value, usage in events]
+                if columns is None:
+                    continue
+                taken_columns += 1
+                self.assertEqual(columns, one_by_one)
+                self.assertEqual(refused.counts, {})  # nothing the per-event rule would refuse
+                for grammar, admitted_set in admitted.sets.items():
+                    match = fields.GRAMMARS[grammar].fullmatch
+                    self.assertTrue(all(match(value) for value in admitted_set))
+        self.assertGreater(taken_columns, 1000)
+
+    def test_a_hook_with_other_transforms_always_takes_the_per_event_rule(self):
+        spec = HOOK_SPECS["on_session_end"]
+        self.assertIsNone(rows.ColumnBuilder(spec).build(
+            [0.0], [("s_1",) + (MISSING,) * (len(spec.sources) - 1)], [MISSING], rows.Admitted()))
+
+
 class CompactUsageTest(unittest.TestCase):
     def test_the_list_stands_for_exactly_the_cleaned_usage(self):
         for value in ODD_VALUES:
