@@ -115,11 +115,12 @@ def transformed_value(value, transform, wire, refused):
 
 
 def compact_usage(value):
-    """:func:`fields.clean_usage` as a list in ``USAGE_KEYS`` order (``None`` where absent,
-    trailing absent keys left off), followed by the ``reported_usage_fields`` flags in
-    contract order (``None`` where absent) when there are any; ``None`` when absent or not a
+    """:func:`fields.clean_usage` as a tuple in ``USAGE_KEYS`` order (``None`` where absent,
+    trailing absent keys left off), followed by a tuple of the ``reported_usage_fields`` flags
+    in contract order (``None`` where absent) when there are any; ``None`` when absent or not a
     dict. Hermes' canonical summary (every key but ``completion_tokens``, plain ints in range)
-    takes one C lookup, as in ``clean_usage``."""
+    takes one C lookup, as in ``clean_usage``. Tuples of scalars leave the garbage collector's
+    lists, so a full retry buffer costs no collection time."""
     if type(value) is dict:
         try:
             numbers = _canonical_usage(value)
@@ -128,11 +129,10 @@ def compact_usage(value):
         if (numbers is not None and "completion_tokens" not in value
                 and _INT_ONLY.issuperset(map(type, numbers))
                 and max(numbers) <= _INT_LIMIT and min(numbers) >= -_INT_LIMIT):
-            counts = list(numbers)
             reported = value.get(REPORTED_USAGE_FIELDS)
             if type(reported) is dict:
-                _append_flags(counts, map(reported.get, _REPORTED_KEYS))
-            return counts
+                return _with_flags(list(numbers), map(reported.get, _REPORTED_KEYS))
+            return numbers
     if value is MISSING:
         return None
     cleaned = clean_usage(value)
@@ -141,20 +141,20 @@ def compact_usage(value):
     counts = [cleaned.get(key) for key in USAGE_KEYS]
     flags = cleaned.get(REPORTED_USAGE_FIELDS)
     if flags is not None:
-        _append_flags(counts, map(flags.get, _REPORTED_KEYS))
-        return counts
+        return _with_flags(counts, map(flags.get, _REPORTED_KEYS))
     while counts and counts[-1] is None:
         counts.pop()
-    return counts
+    return tuple(counts)
 
 
-def _append_flags(counts, flags):
-    """Pads ``counts`` to every usage key and appends the booleans among ``flags`` (``None``
-    for the rest), when there is at least one."""
-    kept = [flag if flag is True or flag is False else None for flag in flags]
+def _with_flags(counts, flags):
+    """``counts`` padded to every usage key, then the booleans among ``flags`` (``None`` for
+    the rest), when there is at least one; else ``counts`` alone."""
+    kept = tuple(flag if flag is True or flag is False else None for flag in flags)
     if any(flag is not None for flag in kept):
         counts.extend([None] * (_USAGE_COUNT - len(counts)))
         counts.append(kept)
+    return tuple(counts)
 
 
 def _plain_expression(index, wire, grammar, kind):

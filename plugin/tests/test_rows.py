@@ -176,10 +176,10 @@ class CompactUsageTest(unittest.TestCase):
         usage = {"input_tokens": 1, "output_tokens": 2, "cache_read_tokens": 3,
                  "cache_write_tokens": 4, "reasoning_tokens": 5, "prompt_tokens": 8,
                  "total_tokens": 10, "request_count": 1}
-        self.assertEqual(rows.compact_usage(usage), [1, 2, 3, 4, 5, 8])
+        self.assertEqual(rows.compact_usage(usage), (1, 2, 3, 4, 5, 8))
         usage["reported_usage_fields"] = {"input_tokens": True, "cache_read_tokens": False}
         self.assertEqual(rows.compact_usage(usage),
-                         [1, 2, 3, 4, 5, 8, None, [True, None, False, None, None, None]])
+                         (1, 2, 3, 4, 5, 8, None, (True, None, False, None, None, None)))
 
 
 if __name__ == "__main__":
