@@ -349,9 +349,12 @@ def bench_sender_encoding(calls):
 
 
 def bench_batch_path(calls):
-    """What the sender's batch path does per event (Sender._encode_events: event_data over the
-    values the callback copied, then the JSON text), without and with the boundary grammar check
-    (every forwarded string matched whole against its field's precompiled pattern)."""
+    """What a JSON line of an event costs on the sender thread (event_data over the values the
+    callback copied, then the JSON text: the NDJSON form, which a sender uses until the sidecar
+    advertises compact bodies), without and with the boundary grammar check (every forwarded
+    string matched whole against its field's precompiled pattern). The compact path (rows
+    cleaned by column, encoded when sent) is measured in the whole process by
+    bench/plugin_host_cpu.py."""
     rows = []
     refused = {}
 
