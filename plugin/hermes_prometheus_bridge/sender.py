@@ -289,6 +289,7 @@ class Sender(object):
             return
         stamps = [event[1] for event in events]
         values = [event[2] for event in events]
+        # ``usage``: the copy taken when the hook ran, not Hermes' own dict in ``values``.
         usages = [event[3] for event in events]
         rows = compiled[9].build(stamps, values, usages, self._admitted)
         if rows is None:
@@ -312,6 +313,7 @@ class Sender(object):
         built): one that cannot be encoded is dropped as ``serialize_error``, unnumbered."""
         hooks, templates, stamps, datas = [], [], [], []
         compiled_for = self._compiled
+        # Once Hermes' pricing module is known missing, no call is priced: not asked per call.
         priced = not self._pricer.unavailable
         refused = self._counters.refuse
         for spec, observed_at, values, usage in taken:
