@@ -18,7 +18,7 @@ from . import drops
 from .encoding import (COMPACT_MEDIA_TYPE, compact_body, compact_prefix, compact_schema_text,
                        encode_data_texts, encode_event, line_template)
 from .fields import compiled_grammars, compiled_transforms, event_data
-from .retry_buffer import DATA, SEQ, WHOLE_LINE, line_of
+from .retry_buffer import DATA, SEQ, WHOLE_LINE, lines_of
 from .rows import Admitted, ColumnBuilder, row_builder
 from .transport import DELIVERED, NDJSON_MEDIA_TYPE, RETRY
 
@@ -441,7 +441,7 @@ class Sender(object):
             else:
                 self._learn_format(outcome)
                 return outcome
-        lines = [line_of(event) for event in batch]
+        lines = lines_of(batch)
         if heartbeat is not None:
             lines.insert(0, heartbeat)
         outcome = self._send(lines, timeout)
@@ -526,7 +526,7 @@ class Sender(object):
             if not batch:
                 break
             timeout = min(self.config.timeout, self._remaining() - reserve)
-            outcome = self._send([line_of(event) for event in batch], timeout)
+            outcome = self._send(lines_of(batch), timeout)
             if outcome.kind == RETRY or not self._settle(batch, outcome):
                 break
         if not self._count_leftovers_as_shutdown():
