@@ -259,8 +259,10 @@ class Sender(object):
         numbered in order: cleaned into rows now (rows.py; a value that cannot be cleaned
         costs its event here, before it has a number), encoded when sent, as a compact row or
         a JSON line. The events of one hook are cleaned together, field by field
-        (rows.ColumnBuilder), unless a value needs the per-event rule."""
-        if self._encode is not None:
+        (rows.ColumnBuilder), unless a value needs the per-event rule. Until the sidecar
+        advertised compact bodies (or after one refused them) events become their JSON data
+        text at once, which is what an NDJSON line costs least as."""
+        if self._encode is not None or not self._compact:
             return self._encode_as_lines(taken)
         try:
             encoded = [None] * len(taken)
@@ -309,8 +311,10 @@ class Sender(object):
         return encode_data_texts([data])[0]
 
     def _encode_as_lines(self, taken):
-        """Every event its own JSON line (a per-event encoder given, or a row that could not be
-        built): one that cannot be encoded is dropped as ``serialize_error``, unnumbered."""
+        """``[(seq, hook, template, observed_at, data_text), ...]``: the data of every event as
+        JSON text, in one call into the C encoder for the batch; when one event cannot be
+        encoded (or a per-event encoder is given: tests), event by event, and one that cannot
+        be encoded is dropped as ``serialize_error``, unnumbered."""
         hooks, templates, stamps, datas = [], [], [], []
         compiled_for = self._compiled
         # Once Hermes' pricing module is known missing, no call is priced: not asked per call.
@@ -331,6 +335,15 @@ class Sender(object):
             templates.append(template)
             stamps.append(observed_at)
             datas.append(data)
+        if self._encode is None and None not in datas:
+            try:
+                texts = encode_data_texts(datas)
+            except (TypeError, ValueError):
+                texts = ()  # one event cannot be encoded: find it, one by one
+            if len(texts) == len(datas):
+                first = self._next_seq
+                self._next_seq = first + len(texts)
+                return list(zip(range(first, first + len(texts)), hooks, templates, stamps, texts))
         return self._encode_one_by_one(hooks, stamps, datas)
 
     def _compile(self, spec):
