@@ -38,6 +38,7 @@ _UNSUPPORTED_MEDIA_TYPE = 415
 _TOO_LARGE = 413
 # Plugin errors (no event lost): a sidecar refused a compact body, so the batch went as NDJSON.
 COMPACT_REFUSED = "compact_refused"
+COMPACT, NDJSON = "compact", "ndjson"
 COMPACT_TOO_LARGE = "compact_too_large"
 _SCHEMA_TEXT = compact_schema_text()
 
@@ -81,8 +82,9 @@ class Sender(object):
         # builder or None, row index of model, of provider, column builder or None); templates
         # carry the instance id, which a fork changes
         self._compiled = {}
-        # Compact bodies once the sidecar advertised them (Accept-Post), until one refuses them.
-        self._compact = False
+        # What the sidecar reads, learnt from its answers: None until one arrived, COMPACT once
+        # one advertised compact bodies (Accept-Post), NDJSON otherwise or after a 415.
+        self._format = None
         self._compact_prefix = compact_prefix(self.instance, _SCHEMA_TEXT)
         self._admitted = Admitted()
         for key in self.delivery:  # in place: readers hold this dict
@@ -124,7 +126,7 @@ class Sender(object):
     def body_format(self):
         """``compact`` once the sidecar advertised compact bodies (until one refuses them),
         else ``ndjson``."""
-        return "compact" if self._compact else "ndjson"
+        return "compact" if self._format == COMPACT else "ndjson"
 
     @property
     def admitted_resets(self):
@@ -260,9 +262,10 @@ class Sender(object):
         costs its event here, before it has a number), encoded when sent, as a compact row or
         a JSON line. The events of one hook are cleaned together, field by field
         (rows.ColumnBuilder), unless a value needs the per-event rule. Until the sidecar
-        advertised compact bodies (or after one refused them) events become their JSON data
-        text at once, which is what an NDJSON line costs least as."""
-        if self._encode is not None or not self._compact:
+        answered without them (or refused them) events become their JSON data text at once,
+        which is what an NDJSON line costs least as; before any answer (a sidecar not up yet)
+        they become rows, which cost least to buffer and to evict."""
+        if self._encode is not None or self._format == NDJSON or not self.config.compact:
             return self._encode_as_lines(taken)
         try:
             encoded = [None] * len(taken)
@@ -438,13 +441,13 @@ class Sender(object):
         if unreachable is not None:
             self.delivery["posts"] += 1
             return unreachable
-        if self._compact and self._compactable(batch):
+        if self._format == COMPACT and self._compactable(batch):
             self.delivery["posts"] += 1
             rows = [event[DATA] for event in batch]
             body = compact_body(self._compact_prefix, batch[0][SEQ], rows, heartbeat)
             outcome = self._connection.post(body, timeout, COMPACT_MEDIA_TYPE)
             if outcome.status == _UNSUPPORTED_MEDIA_TYPE:
-                self._compact = False
+                self._format = NDJSON
                 self._counters.error(COMPACT_REFUSED)
                 self._report_once((COMPACT_REFUSED,), "hermes_prometheus_bridge: sidecar at %s "
                                   "does not read compact bodies; sending NDJSON",
@@ -474,7 +477,7 @@ class Sender(object):
     def _learn_format(self, outcome):
         """A delivered answer says whether the sidecar reads compact bodies (Accept-Post)."""
         if outcome.kind == DELIVERED and self._encode is None and self.config.compact:
-            self._compact = self._connection.accepts_compact
+            self._format = COMPACT if self._connection.accepts_compact else NDJSON
 
     def _send(self, lines, timeout):
         self.delivery["posts"] += 1
