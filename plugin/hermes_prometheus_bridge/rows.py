@@ -5,7 +5,7 @@ A row is ``(code, observed_at_us, value, value, ...)``: ``code`` indexes :data:`
 (hooks, then envelope events), ``observed_at_us`` is the observation time in integer
 microseconds, and the values follow :func:`row_names` of that spec (its plain fields, then its
 transformed ones, then, for a priced call, ``cost_usd`` and ``cost_status``); ``None`` is an
-absent field. ``usage`` is a list in ``USAGE_KEYS`` order, optionally followed by the
+absent field. ``usage`` is a tuple in ``USAGE_KEYS`` order, optionally followed by the
 ``reported_usage_fields`` flags (:func:`compact_usage`).
 
 The builders apply exactly the rules of :func:`fields.event_data`, field by field: each field
@@ -13,9 +13,14 @@ first tries the one case real Hermes values take (an exact ``str`` already admit
 grammar, a finite ``float``, an ``int`` in range, a ``bool``), written out inline; anything
 else goes through :func:`plain_value`, which is ``event_data``'s rule for one value. A string
 crosses only when its field's grammar matched it whole: either now, or earlier in this process
-(:class:`Admitted`, a bounded set per grammar of strings that matched it). Generated code runs
-once per event on the sender thread, which shares the GIL with Hermes: a loop over field
-descriptors costs about twice as much per event.
+(:class:`Admitted`, a bounded set per grammar of strings that matched it). The code is
+generated so that no loop over field descriptors runs per event on the sender thread, which
+shares the GIL with Hermes.
+
+:class:`ColumnBuilder` does the same for many events of one hook at once, a field at a time in
+C-level passes (a set of types, a set difference against the admitted strings, ``min``/``max``
+or ``isfinite``), and hands the events to the per-event builder whenever a column holds anything
+but the one case, so the rule applied is the same value for value (plugin/tests/test_rows.py).
 """
 
 import math
