@@ -6,7 +6,7 @@
 Each row times N individual calls ``callback(**kwargs)`` with realistic Hermes payloads
 (the canonical sample ``post_api_request`` of plugin/tests/fixtures/appendix_a_payloads.json with a non-serializable ``assistant_message``, and its
 ``post_tool_call``), as fast as possible, with the plugin's sender thread running and default
-settings (queue 10000, batch 500, flush 0.2 s, HTTP timeout 2 s):
+settings (queue 10000, batch 2000, flush 0.2 s, HTTP timeout 2 s):
 
 * ``up``        - the sidecar is a stub in another process answering 202;
 * ``down``      - nothing listens on the port (connection refused, retries back off);
@@ -349,9 +349,12 @@ def bench_sender_encoding(calls):
 
 
 def bench_batch_path(calls):
-    """What the sender's batch path does per event (Sender._encode_events: event_data over the
-    values the callback copied, then the JSON text), without and with the boundary grammar check
-    (every forwarded string matched whole against its field's precompiled pattern)."""
+    """What a JSON line of an event costs on the sender thread (event_data over the values the
+    callback copied, then the JSON text: the NDJSON form, which a sender uses until the sidecar
+    advertises compact bodies), without and with the boundary grammar check (every forwarded
+    string matched whole against its field's precompiled pattern). The compact path (rows
+    cleaned by column, encoded when sent) is measured in the whole process by
+    bench/plugin_host_cpu.py."""
     rows = []
     refused = {}
 

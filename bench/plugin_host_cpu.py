@@ -52,7 +52,7 @@ from plugin_callback import (  # noqa: E402  (same payloads and same in-process 
 )
 
 HOOKS = ("post_api_request", "post_tool_call")
-TARGET_RATIO = 1.0
+TARGET_RATIO = 0.7
 TARGET_AGENT_US = 2.0
 RESULT_PREFIX = "HOSTCPU_RESULT "
 

@@ -8,6 +8,7 @@ export const ERRORS = {
   empty_body: { status: 400, rejected: 'invalid_json', message: 'the request body is empty' },
   invalid_json: { status: 400, rejected: 'invalid_json', message: 'the request body is not JSON or NDJSON' },
   invalid_body: { status: 400, rejected: 'invalid_event', message: 'the JSON body must be an event object or an array of them' },
+  invalid_compact_body: { status: 400, rejected: 'invalid_event', message: 'the compact body does not match its frame or schema (docs/contract.md, Compact encoding)' },
   invalid_encoding: { status: 400, rejected: 'invalid_json', message: 'the request body could not be decompressed' },
   body_timeout: { status: 408, rejected: 'body_timeout', message: 'the request body did not arrive in time' },
   unauthorized: { status: 401, rejected: 'unauthorized', message: 'a valid bearer token is required' },
@@ -29,6 +30,12 @@ export const ERRORS = {
     status: 415,
     rejected: 'unsupported_media_type',
     message: 'use Content-Type application/json',
+  },
+  // A newer plugin's compact body: the plugin answers a 415 by sending NDJSON.
+  unsupported_compact_version: {
+    status: 415,
+    rejected: 'unsupported_media_type',
+    message: 'this sidecar reads version 1 of the compact body only; send NDJSON',
   },
   unsupported_encoding: {
     status: 415,

@@ -153,6 +153,8 @@ class Bridge(object):
         delivery.update({
             "instance": self.instance,
             "events_numbered": self._sender.events_numbered,
+            "body_format": self._sender.body_format,
+            "admitted_resets": self._sender.admitted_resets,
             "queue_depth": len(self._enqueuer),
             "buffer_depth": len(self.buffer),
             "dropped": self.dropped(),

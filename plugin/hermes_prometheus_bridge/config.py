@@ -28,6 +28,7 @@ BridgeConfig = namedtuple(
         "backoff_initial",     # first retry delay (seconds), doubled per failure
         "backoff_max",         # cap of the retry delay (seconds)
         "retry_after_max",     # cap on a server's Retry-After (seconds)
+        "compact",             # send compact bodies once the sidecar advertises them
     ],
 )
 
@@ -36,7 +37,7 @@ DEFAULTS = BridgeConfig(
     token=None,
     queue_size=10000,
     buffer_size=10000,
-    batch_size=500,
+    batch_size=2000,
     flush_interval=0.2,
     timeout=2.0,
     heartbeat_interval=5.0,
@@ -45,6 +46,7 @@ DEFAULTS = BridgeConfig(
     backoff_initial=0.25,
     backoff_max=10.0,
     retry_after_max=30.0,
+    compact=True,
 )
 
 
@@ -52,6 +54,13 @@ def is_disabled(env):
     """``HERMES_SIDECAR_DISABLED`` set to a true-ish value turns the plugin into a no-op."""
     value = env.get("HERMES_SIDECAR_DISABLED", "").strip().lower()
     return value in ("1", "true", "yes", "on")
+
+
+def _compact(env):
+    """``HERMES_SIDECAR_COMPACT`` set to a false-ish value keeps every body NDJSON (for a proxy
+    or a capture that must read them)."""
+    value = env.get("HERMES_SIDECAR_COMPACT", "").strip().lower()
+    return value not in ("0", "false", "no", "off")
 
 
 def _positive_int(env, name, default):
@@ -113,4 +122,5 @@ def config_from_env(env):
         timeout=_positive_seconds(env, "HERMES_SIDECAR_TIMEOUT", DEFAULTS.timeout),
         heartbeat_interval=_positive_seconds(
             env, "HERMES_SIDECAR_HEARTBEAT_INTERVAL", DEFAULTS.heartbeat_interval),
+        compact=_compact(env),
     )

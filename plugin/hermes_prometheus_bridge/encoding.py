@@ -10,6 +10,7 @@ instance, formatted once) with ``observed_at``, ``seq`` and the data text filled
 import json
 
 from .fields import clean_data
+from .rows import _REPORTED_KEYS, ROW_NAMES, ROW_SPECS, USAGE_KEYS, row_data
 
 _DATA_BOUNDARY = '}},{"data":'
 _encode_batch = json.JSONEncoder(allow_nan=False, separators=(",", ":"),
@@ -52,3 +53,46 @@ def encode_data_texts(datas):
 def encode_json(value):
     """A compact, strict JSON line (``str``) for anything else the plugin sends."""
     return _encode_batch(value)
+
+
+def row_data_text(row):
+    """The JSON text of a row's ``data``, without its closing brace (as a line template takes
+    it): the JSON line form of an event buffered as a row."""
+    return _encode_batch(row_data(row))[:-1]
+
+
+# The compact body (docs/contract.md, "Compact encoding"): what the sidecar advertises in
+# ``Accept-Post`` when it reads it, and the version this plugin writes.
+COMPACT_MEDIA_TYPE = "application/x-hermes-events-compact+json"
+COMPACT_VERSION = 1
+
+
+def compact_schema_text():
+    """The ``schema`` member of every compact body: per row code, the event name and the names
+    of its row values; then the usage keys and flags a usage list stands for."""
+    return encode_json({
+        "events": [[spec.hook] + list(names) for spec, names in zip(ROW_SPECS, ROW_NAMES)],
+        "usage": list(USAGE_KEYS),
+        "usage_flags": list(_REPORTED_KEYS),
+    })
+
+
+def compact_prefix(instance, schema_text):
+    """The constant head of an instance's compact bodies: ``prefix % first_seq`` is followed by
+    the optional heartbeat member and the rows (:func:`compact_body`)."""
+    line_template("compact", instance)  # the instance id is an identifier (checked there)
+    return ('{"v":%d,"instance":"%s","schema":%s,"seq":' % (COMPACT_VERSION, instance,
+                                                            schema_text)).replace("%", "%%") + "%d"
+
+
+def compact_body(prefix, first_seq, rows, heartbeat_line=None):
+    """One compact body (ASCII bytes): the rows of consecutive events from ``first_seq``, with
+    the heartbeat line, when given, applied before them."""
+    parts = [prefix % first_seq]
+    if heartbeat_line is not None:
+        parts.append(',"heartbeat":')
+        parts.append(heartbeat_line)
+    parts.append(',"events":')
+    parts.append(_encode_batch(rows))
+    parts.append("}")
+    return "".join(parts).encode("ascii")

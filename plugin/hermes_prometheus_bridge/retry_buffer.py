@@ -10,20 +10,38 @@ import collections
 import threading
 
 from .drops import SEND_FAILED, SHUTDOWN
+from .encoding import encode_data_texts, row_data_text
+from .rows import row_data
 
 # A buffered event is a plain tuple (creating a namedtuple costs a Python-level call per event):
-# ``(seq, hook, template, observed_at, data_text)``. Its line is put together only when it is
-# sent (:func:`line_of`): an event evicted or abandoned while the sidecar is down never is.
-SEQ, HOOK = 0, 1
+# ``(seq, hook, template, observed_at, data)``, ``data`` being its data text or its row
+# (rows.py). Its line or compact row is put together only when it is sent (:func:`line_of`,
+# encoding.compact_body): an event evicted or abandoned while the sidecar is down never is.
+SEQ, HOOK, DATA = 0, 1, 4
 
 
 # The template of an event encoded whole (one by one, after a batch failed): its text is the line.
 WHOLE_LINE = "%.0s%.0s%s"
 
 
+def lines_of(events):
+    """The NDJSON lines of buffered events, the data of their rows encoded in one call (as a
+    sender meeting a sidecar without compact bodies sends every batch)."""
+    rows = [event[DATA] for event in events if type(event[DATA]) is not str]
+    texts = iter(encode_data_texts([row_data(row) for row in rows]))
+    lines = []
+    for seq, _hook, template, observed_at, text in events:
+        if type(text) is not str:
+            text = next(texts)
+        lines.append(template % (observed_at, seq, text))
+    return lines
+
+
 def line_of(event):
     """The NDJSON line of a buffered event."""
     seq, _hook, template, observed_at, text = event
+    if type(text) is not str:
+        text = row_data_text(text)
     return template % (observed_at, seq, text)
 
 

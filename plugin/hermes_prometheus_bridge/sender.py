@@ -15,10 +15,12 @@ import time
 import uuid
 
 from . import drops
-from .encoding import encode_data_texts, encode_event, line_template
+from .encoding import (COMPACT_MEDIA_TYPE, compact_body, compact_prefix, compact_schema_text,
+                       encode_data_texts, encode_event, line_template)
 from .fields import compiled_grammars, compiled_transforms, event_data
-from .retry_buffer import SEQ, WHOLE_LINE, line_of
-from .transport import DELIVERED, RETRY
+from .retry_buffer import DATA, SEQ, WHOLE_LINE, lines_of
+from .rows import Admitted, ColumnBuilder, row_builder
+from .transport import DELIVERED, NDJSON_MEDIA_TYPE, RETRY
 
 logger = logging.getLogger("hermes_prometheus_bridge")
 
@@ -30,6 +32,15 @@ _HEARTBEAT_RESERVE_FRACTION = 0.25
 _YIELD_EVERY = 100
 # A Retry-After of 0 must not turn into a busy loop.
 _MIN_RETRY_DELAY = 0.05
+# What a sidecar that does not read compact bodies answers them with.
+_UNSUPPORTED_MEDIA_TYPE = 415
+# What it answers a compact body over --ingest.max-json-bytes with (NDJSON has its own limit).
+_TOO_LARGE = 413
+# Plugin errors (no event lost): a sidecar refused a compact body, so the batch went as NDJSON.
+COMPACT_REFUSED = "compact_refused"
+COMPACT, NDJSON = "compact", "ndjson"
+COMPACT_TOO_LARGE = "compact_too_large"
+_SCHEMA_TEXT = compact_schema_text()
 
 
 class Sender(object):
@@ -67,9 +78,15 @@ class Sender(object):
         self._resync = False
         self._consecutive_failures = 0
         self._retry_at = 0.0
-        # spec -> (plain, transforms, base_url index or -1, hook, template); templates carry the
-        # instance id, which a fork changes
+        # spec -> (plain, transforms, base_url index or -1, hook, template, grammars, row
+        # builder or None, row index of model, of provider, column builder or None); templates
+        # carry the instance id, which a fork changes
         self._compiled = {}
+        # What the sidecar reads, learnt from its answers: None until one arrived, COMPACT once
+        # one advertised compact bodies (Accept-Post), NDJSON otherwise or after a 415.
+        self._format = None
+        self._compact_prefix = compact_prefix(self.instance, _SCHEMA_TEXT)
+        self._admitted = Admitted()
         for key in self.delivery:  # in place: readers hold this dict
             self.delivery[key] = 0
 
@@ -104,6 +121,17 @@ class Sender(object):
     @property
     def events_numbered(self):
         return self._next_seq - 1
+
+    @property
+    def body_format(self):
+        """``compact`` once the sidecar advertised compact bodies (until one refuses them),
+        else ``ndjson``."""
+        return "compact" if self._format == COMPACT else "ndjson"
+
+    @property
+    def admitted_resets(self):
+        """How often a full set of admitted strings started over (rows.Admitted)."""
+        return self._admitted.resets
 
     def flush(self, timeout):
         """Ask for an immediate delivery attempt; wait at most ``timeout`` seconds for it.
@@ -229,9 +257,67 @@ class Sender(object):
             time.sleep(0)  # let waiting agent threads have the GIL during a long backlog
 
     def _encode_events(self, taken):
-        """``[(seq, hook, template, observed_at, data_text), ...]`` for events taken off the
-        queue, numbered in order: encoded now (a value that cannot be encoded costs its event
-        here, before it has a number), put together into a line when sent."""
+        """``[(seq, hook, template, observed_at, row), ...]`` for events taken off the queue,
+        numbered in order: cleaned into rows now (rows.py; a value that cannot be cleaned
+        costs its event here, before it has a number), encoded when sent, as a compact row or
+        a JSON line. The events of one hook are cleaned together, field by field
+        (rows.ColumnBuilder), unless a value needs the per-event rule. Until the sidecar
+        answered without them (or refused them) events become their JSON data text at once,
+        which is what an NDJSON line costs least as; before any answer (a sidecar not up yet)
+        they become rows, which cost least to buffer and to evict."""
+        if self._encode is not None or self._format == NDJSON or not self.config.compact:
+            return self._encode_as_lines(taken)
+        try:
+            encoded = [None] * len(taken)
+            specs = [event[0] for event in taken]
+            for spec in {id(spec): spec for spec in specs}.values():
+                indexes = [index for index, other in enumerate(specs) if other is spec]
+                self._encode_group(spec, indexes, taken, encoded)
+        except Exception:
+            # A value that cannot be cleaned (a bug, not bad input): find it, one by one.
+            return self._encode_as_lines(taken)
+        self._next_seq += len(encoded)
+        return encoded
+
+    def _encode_group(self, spec, indexes, taken, encoded):
+        """Rows of the events of one spec (at ``indexes`` in ``taken``) into ``encoded``."""
+        compiled = self._compiled.get(spec)
+        if compiled is None:
+            compiled = self._compiled[spec] = self._compile(spec)
+        hook, template, build = compiled[3], compiled[4], compiled[6]
+        first = self._next_seq
+        events = [taken[index] for index in indexes]
+        if build is None:  # a hook outside the contract: JSON lines
+            for index, (_spec, observed_at, values, usage) in zip(indexes, events):
+                encoded[index] = (first + index, hook, template, observed_at,
+                                  self._data_text(compiled, values, usage))
+            return
+        stamps = [event[1] for event in events]
+        values = [event[2] for event in events]
+        # ``usage``: the copy taken when the hook ran, not Hermes' own dict in ``values``.
+        usages = [event[3] for event in events]
+        rows = compiled[9].build(stamps, values, usages, self._admitted)
+        if rows is None:
+            refused = self._counters.refuse
+            admitted = self._admitted
+            rows = [build(value, usage, stamp, refused, admitted)
+                    for stamp, value, usage in zip(stamps, values, usages)]
+        if compiled[2] >= 0 and not self._pricer.unavailable:
+            rows = [self._add_cost_to_row(compiled, value, usage, row)
+                    for value, usage, row in zip(values, usages, rows)]
+        for index, stamp, row in zip(indexes, stamps, rows):
+            encoded[index] = (first + index, hook, template, stamp, row)
+
+    def _data_text(self, compiled, values, usage):
+        plain, transforms, _base_url_at, _hook, _template, grammars = compiled[:6]
+        data = event_data(plain, transforms, values, usage, grammars, self._counters.refuse)
+        return encode_data_texts([data])[0]
+
+    def _encode_as_lines(self, taken):
+        """``[(seq, hook, template, observed_at, data_text), ...]``: the data of every event as
+        JSON text, in one call into the C encoder for the batch; when one event cannot be
+        encoded (or a per-event encoder is given: tests), event by event, and one that cannot
+        be encoded is dropped as ``serialize_error``, unnumbered."""
         hooks, templates, stamps, datas = [], [], [], []
         compiled_for = self._compiled
         # Once Hermes' pricing module is known missing, no call is priced: not asked per call.
@@ -241,16 +327,18 @@ class Sender(object):
             compiled = compiled_for.get(spec)
             if compiled is None:
                 compiled = compiled_for[spec] = self._compile(spec)
-            plain, transforms, base_url_at, hook, template, grammars = compiled
-            # ``usage``: the copy taken when the hook ran, not Hermes' own dict in ``values``.
-            data = event_data(plain, transforms, values, usage, grammars, refused)
-            if priced and base_url_at >= 0:
-                self._add_cost(values[base_url_at], usage, data)
+            plain, transforms, base_url_at, hook, template, grammars = compiled[:6]
+            try:
+                data = event_data(plain, transforms, values, usage, grammars, refused)
+                if priced and base_url_at >= 0:
+                    self._add_cost(values[base_url_at], usage, data)
+            except Exception:
+                data = None  # counted below, with the events that cannot be encoded
             hooks.append(hook)
             templates.append(template)
             stamps.append(observed_at)
             datas.append(data)
-        if self._encode is None:
+        if self._encode is None and None not in datas:
             try:
                 texts = encode_data_texts(datas)
             except (TypeError, ValueError):
@@ -264,16 +352,25 @@ class Sender(object):
     def _compile(self, spec):
         """What the sender needs of a hook: its plain names and transforms, the value index of
         ``base_url`` when the hook is priced (else -1), its name, its line template for this
-        instance and the grammars of its plain values."""
+        instance, the grammars of its plain values, its row builder (``None`` outside the
+        contract), the row indexes of its model and provider (for pricing) and its column
+        builder."""
         base_url_at = dict(spec.private).get("base_url", -1) if spec.usage_at >= 0 else -1
+        names = spec.plain
+        build = row_builder(spec)
         return (spec.plain, compiled_transforms(spec), base_url_at, spec.hook,
-                line_template(spec.hook, self.instance), compiled_grammars(spec))
+                line_template(spec.hook, self.instance), compiled_grammars(spec), build,
+                names.index("model") + 2 if "model" in names else -1,
+                names.index("provider") + 2 if "provider" in names else -1,
+                None if build is None else ColumnBuilder(spec))
 
     def _encode_one_by_one(self, hooks, stamps, datas):
         encode = self._encode or encode_event
         encoded = []
         for hook, stamp, data in zip(hooks, stamps, datas):
             try:
+                if data is None:
+                    raise ValueError("no data")
                 line = encode(hook, stamp, self.instance, self._next_seq, data)
                 if isinstance(line, bytes):
                     line = line.decode("ascii")
@@ -292,6 +389,17 @@ class Sender(object):
                 data["cost_usd"] = cost
             data["cost_status"] = status
 
+    def _add_cost_to_row(self, compiled, values, usage, row):
+        """The row with ``cost_usd`` and ``cost_status`` after its contract fields."""
+        model_at, provider_at = compiled[7], compiled[8]
+        priced = self._pricer.price(row[model_at] if model_at >= 0 else None,
+                                    row[provider_at] if provider_at >= 0 else None,
+                                    values[compiled[2]], usage)
+        if priced is None:
+            return row
+        cost, status = priced
+        return row + (cost, status)
+
     # ------------------------------------------------------------------ delivery
 
     def _heartbeat_line(self):
@@ -303,15 +411,12 @@ class Sender(object):
         retryable failure (which sets the back-off)."""
         while True:
             batch = self._buffer.head(self.config.batch_size)
-            # line_of, inlined: one call fewer per event on the hot path.
-            lines = [template % (stamp, seq, text) for seq, _hook, template, stamp, text in batch]
-            if with_heartbeat:
-                # First, so a sidecar meeting this instance for the first time (a restart)
-                # learns acked_seq before the events, and counts a gap after it as lost.
-                lines.insert(0, self._heartbeat_line())
-            if not lines:
+            # First, so a sidecar meeting this instance for the first time (a restart) learns
+            # acked_seq before the events, and counts a gap after it as lost.
+            heartbeat = self._heartbeat_line() if with_heartbeat else None
+            if not batch and heartbeat is None:
                 return
-            outcome = self._send(lines, self.config.timeout)
+            outcome = self._send_batch(batch, heartbeat, self.config.timeout)
             if with_heartbeat:
                 with_heartbeat = False
                 self._heartbeat.sent()
@@ -326,11 +431,59 @@ class Sender(object):
             if not self._settle(batch, outcome) or self.stopping:
                 return  # on stop, _finish sends the rest under the exit budget
 
+    def _send_batch(self, batch, heartbeat, timeout):
+        """Post a batch (and the heartbeat line before it) as one compact body when the sidecar
+        reads them, else as NDJSON; a sidecar that refuses the compact body with 415 (an older
+        one, after a downgrade) gets the same batch as NDJSON at once, and NDJSON from then on
+        (counted as the plugin error ``compact_refused``); one over its size limit (413) gets
+        it as NDJSON, which the sidecar reads line by line under a larger limit."""
+        unreachable = self._connection.open(timeout)
+        if unreachable is not None:
+            self.delivery["posts"] += 1
+            return unreachable
+        if self._format == COMPACT and self._compactable(batch):
+            self.delivery["posts"] += 1
+            rows = [event[DATA] for event in batch]
+            body = compact_body(self._compact_prefix, batch[0][SEQ], rows, heartbeat)
+            outcome = self._connection.post(body, timeout, COMPACT_MEDIA_TYPE)
+            if outcome.status == _UNSUPPORTED_MEDIA_TYPE:
+                self._format = NDJSON
+                self._counters.error(COMPACT_REFUSED)
+                self._report_once((COMPACT_REFUSED,), "hermes_prometheus_bridge: sidecar at %s "
+                                  "does not read compact bodies; sending NDJSON",
+                                  self._connection.endpoint.display)
+            elif outcome.status == _TOO_LARGE:
+                self._counters.error(COMPACT_TOO_LARGE)
+            else:
+                self._learn_format(outcome)
+                return outcome
+        lines = lines_of(batch)
+        if heartbeat is not None:
+            lines.insert(0, heartbeat)
+        outcome = self._send(lines, timeout)
+        self._learn_format(outcome)
+        return outcome
+
+    def _compactable(self, batch):
+        """Rows only (no JSON line of a hook outside the contract, no per-event encoder), with
+        consecutive numbers: a compact body numbers its rows from its first. A heartbeat
+        alone goes as a line."""
+        if not batch:
+            return False
+        if any(type(event[DATA]) is str for event in batch):
+            return False
+        return batch[-1][SEQ] - batch[0][SEQ] == len(batch) - 1
+
+    def _learn_format(self, outcome):
+        """A delivered answer says whether the sidecar reads compact bodies (Accept-Post)."""
+        if outcome.kind == DELIVERED and self._encode is None and self.config.compact:
+            self._format = COMPACT if self._connection.accepts_compact else NDJSON
+
     def _send(self, lines, timeout):
         self.delivery["posts"] += 1
         lines.append("")
         body = "\n".join(lines).encode("ascii")
-        return self._connection.post(body, timeout)
+        return self._connection.post(body, timeout, NDJSON_MEDIA_TYPE)
 
     def _settle(self, batch, outcome):
         """Remove a delivered or refused batch from the buffer; ``False`` when abandoned."""
@@ -389,7 +542,7 @@ class Sender(object):
             if not batch:
                 break
             timeout = min(self.config.timeout, self._remaining() - reserve)
-            outcome = self._send([line_of(event) for event in batch], timeout)
+            outcome = self._send(lines_of(batch), timeout)
             if outcome.kind == RETRY or not self._settle(batch, outcome):
                 break
         if not self._count_leftovers_as_shutdown():

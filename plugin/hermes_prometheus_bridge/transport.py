@@ -1,4 +1,4 @@
-"""NDJSON POSTs to the sidecar, classified as delivered, permanently refused or retry.
+"""NDJSON and compact POSTs to the sidecar, classified as delivered, permanently refused or retry.
 
 No proxy environment variables are consulted (a loopback sidecar must never be reached through
 ``HTTP_PROXY``), and a status code is a value rather than an exception. :class:`Connection`
@@ -15,12 +15,16 @@ import time
 from collections import namedtuple
 from urllib.parse import urlsplit
 
+from .encoding import COMPACT_MEDIA_TYPE
+
 DELIVERED = "delivered"
 REFUSED = "refused"    # the sidecar will never take this batch: do not send it again
 RETRY = "retry"        # try the same batch again later
 
 # Overload and restart answers (architecture: 429 or 503 + Retry-After; 502/504 from a proxy).
 RETRYABLE_STATUSES = frozenset({429, 502, 503, 504})
+
+NDJSON_MEDIA_TYPE = "application/x-ndjson"
 
 # Bytes of response body read at most (the sidecar answers a small JSON summary).
 _MAX_RESPONSE_BYTES = 65536
@@ -123,25 +127,44 @@ class Connection(object):
 
     def __init__(self, endpoint, token):
         self.endpoint = endpoint
+        self._heads = {media_type: self._head(endpoint, token, media_type)
+                       for media_type in (NDJSON_MEDIA_TYPE, COMPACT_MEDIA_TYPE)}
+        # Whether the last answer advertised the compact body (``Accept-Post`` naming it).
+        self.accepts_compact = False
+        self._sock = None
+        self._ssl_context = None
+
+    @staticmethod
+    def _head(endpoint, token, media_type):
         head = [
             "POST %s HTTP/1.1" % endpoint.path,
             "Host: %s:%d" % (endpoint.host, endpoint.port),
-            "Content-Type: application/x-ndjson",
+            "Content-Type: " + media_type,
             "User-Agent: hermes-prometheus-bridge",
         ]
         if token:
             head.append("Authorization: Bearer " + token)
-        self._head = ("\r\n".join(head).replace("%", "%%")
-                      + "\r\nContent-Length: %d\r\n\r\n").encode("latin-1")
-        self._sock = None
-        self._ssl_context = None
+        return ("\r\n".join(head).replace("%", "%%")
+                + "\r\nContent-Length: %d\r\n\r\n").encode("latin-1")
 
-    def post(self, body, timeout):
+    def post(self, body, timeout, media_type=NDJSON_MEDIA_TYPE):
         reused = self._sock is not None
-        outcome = self._attempt(body, timeout)
+        outcome = self._attempt(body, timeout, media_type)
         if reused and outcome.error in _STALE_CONNECTION_ERRORS:
-            outcome = self._attempt(body, timeout)  # the idle connection had been closed
+            # the idle connection had been closed
+            outcome = self._attempt(body, timeout, media_type)
         return outcome
+
+    def open(self, timeout):
+        """Connect now unless connected; ``None`` when connected, else the ``RETRY`` outcome a
+        post would have had (so a sidecar that is down costs no body)."""
+        if self._sock is not None:
+            return None
+        try:
+            self._sock = self._connect(timeout)
+            return None
+        except Exception as exc:  # refused, unreachable, timed out, TLS
+            return Outcome(RETRY, None, None, None, None, type(exc).__name__)
 
     def close(self):
         if self._sock is not None:
@@ -159,13 +182,13 @@ class Connection(object):
             sock = self._ssl_context.wrap_socket(sock, server_hostname=self.endpoint.host)
         return sock
 
-    def _attempt(self, body, timeout):
+    def _attempt(self, body, timeout, media_type):
         try:
             if self._sock is None:
                 self._sock = self._connect(timeout)
             sock = self._sock
             sock.settimeout(timeout)
-            head = self._head % len(body)
+            head = self._heads[media_type] % len(body)
             if isinstance(sock, ssl.SSLSocket):
                 sock.sendall(head + body)
             else:
@@ -173,6 +196,7 @@ class Connection(object):
             status, headers, answer = _read_response(sock)
             if headers.get("connection", "").lower() == "close":
                 self.close()
+            self.accepts_compact = COMPACT_MEDIA_TYPE in headers.get("accept-post", "").lower()
             return classify(status, headers.get("retry-after"), answer)
         except Exception as exc:  # refused, reset, timed out, TLS, malformed answer: transient
             self.close()

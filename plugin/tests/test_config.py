@@ -15,7 +15,7 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual(config.url, "http://127.0.0.1:9479/v1/events")
         self.assertIsNone(config.token)
         self.assertEqual((config.queue_size, config.buffer_size, config.batch_size),
-                         (10000, 10000, 500))
+                         (10000, 10000, 2000))
         self.assertEqual((config.flush_interval, config.timeout, config.heartbeat_interval),
                          (0.2, 2.0, 5.0))
         self.assertEqual((config.shutdown_timeout, config.flush_timeout), (1.0, 1.0))
@@ -44,7 +44,7 @@ class ConfigTest(unittest.TestCase):
                 "HERMES_SIDECAR_QUEUE_SIZE": "lots", "HERMES_SIDECAR_BATCH_SIZE": "0",
                 "HERMES_SIDECAR_FLUSH_INTERVAL": "nan", "HERMES_SIDECAR_TIMEOUT": "-1",
             })
-        self.assertEqual((config.queue_size, config.batch_size), (10000, 500))
+        self.assertEqual((config.queue_size, config.batch_size), (10000, 2000))
         self.assertEqual((config.flush_interval, config.timeout), (0.2, 2.0))
         self.assertEqual(len(logs.output), 4)
 

@@ -2,6 +2,7 @@
 the front, and abandoned exactly once (what is left, and anything added later, is shutdown)."""
 
 import importlib
+import json
 import unittest
 
 from plugin.tests import support
@@ -67,6 +68,23 @@ class RetryBufferTest(unittest.TestCase):
         self.assertEqual(retry_buffer.line_of(event), '{"at":1.5,"seq":7,"data":{"n":7}}')
         whole = (8, "post_tool_call", retry_buffer.WHOLE_LINE, 2.0, '{"whole":true}')
         self.assertEqual(retry_buffer.line_of(whole), '{"whole":true}')
+
+    def test_lines_of_rows_and_whole_lines_are_each_line_of_them(self):
+        from hermes_prometheus_bridge import encoding, rows
+        spec = rows.ROW_SPECS[rows.CODES[id(support.bridge_module.HOOK_SPECS["post_tool_call"])]]
+        template = encoding.line_template(spec.hook, "abc")
+        build = rows.row_builder(spec)
+        mixed = [(seq, spec.hook, template, 1.5 + seq,
+                  build(("toolu_%d" % seq, "terminal", "t_1", "ok", None, seq),
+                        support.fields_module.MISSING, 1.5, lambda _field: None,
+                        rows.Admitted()))
+                 for seq in range(1, 4)]
+        mixed.insert(1, (9, "post_tool_call", retry_buffer.WHOLE_LINE, 2.0, '{"whole":true}'))
+        lines = retry_buffer.lines_of(mixed)
+        self.assertEqual(lines, [retry_buffer.line_of(event) for event in mixed])
+        self.assertEqual(json.loads(lines[2])["data"], {
+            "tool_call_id": "toolu_2", "tool_name": "terminal", "turn_id": "t_1", "status": "ok",
+            "duration_ms": 2})
 
 
 if __name__ == "__main__":

@@ -425,3 +425,62 @@ class ForkTest(DeliveryTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+COMPACT = "application/x-hermes-events-compact+json"
+
+
+class CompactNegotiationTest(DeliveryTestCase):
+    """Compact bodies once the sidecar advertises them; NDJSON again after a 415."""
+
+    def respond(self, older_from):
+        """A sidecar that reads compact bodies, replaced from request ``older_from`` on by one
+        that does not (415, no Accept-Post)."""
+        def answer(request, index):
+            older = index >= older_from
+            if request.headers.get("Content-Type") == COMPACT and older:
+                return 415, {"Content-Type": "application/json"}, b'{"error":"x"}'
+            count = (len(json.loads(request.body)["events"])
+                     if request.headers.get("Content-Type") == COMPACT
+                     else len(request.events()))
+            headers = {} if older else {"Accept-Post": "application/x-ndjson, " + COMPACT}
+            return 202, headers, b'{"accepted":%d,"rejected":0,"errors":[]}' % count
+        return answer
+
+    def send_three(self, bridge):
+        (post,) = callbacks(bridge, "post_tool_call")
+        for index in range(3):
+            post(tool_name="terminal", tool_call_id="toolu_%d" % index, turn_id="t_1")
+        self.assertTrue(bridge.flush(2.0))
+
+    def test_advertised_compact_is_used_and_a_415_resends_the_same_batch_as_ndjson(self):
+        sidecar = self.sidecar(self.respond(older_from=2))
+        bridge = self.bridge(sidecar.url)
+        self.send_three(bridge)  # request 0: NDJSON, answered with Accept-Post
+        self.send_three(bridge)  # request 1: compact
+        self.send_three(bridge)  # request 2: compact, refused; request 3: the same as NDJSON
+        self.send_three(bridge)  # request 4: NDJSON (the 415 is remembered)
+        requests = sidecar.snapshot()
+        self.assertEqual([request.headers.get("Content-Type") for request in requests],
+                         ["application/x-ndjson", COMPACT, COMPACT, "application/x-ndjson",
+                          "application/x-ndjson"])
+        compact = json.loads(requests[1].body)
+        self.assertEqual((compact["seq"], len(compact["events"])), (4, 3))
+        self.assertEqual(seqs(requests[3].events()), [7, 8, 9])
+        self.assertEqual([event["data"]["tool_call_id"] for event in requests[3].events()],
+                         ["toolu_0", "toolu_1", "toolu_2"])
+        stats = bridge.stats()
+        self.assertEqual((stats["events_delivered"], stats["dropped"]), (12, {}))
+        self.assertEqual(stats["errors"].get("compact_refused"), 1)
+        self.assertEqual(stats["body_format"], "ndjson")
+
+    def test_without_an_advertisement_or_with_compact_off_every_body_is_ndjson(self):
+        for advertise, compact in ((False, True), (True, False)):
+            with self.subTest(advertise=advertise, compact=compact):
+                sidecar = self.sidecar(self.respond(older_from=99) if advertise else None)
+                bridge = self.bridge(sidecar.url, compact=compact)
+                self.send_three(bridge)
+                self.send_three(bridge)
+                types = {request.headers.get("Content-Type") for request in sidecar.snapshot()}
+                self.assertEqual(types, {"application/x-ndjson"})
+                self.assertEqual(bridge.stats()["events_delivered"], 6)

@@ -1,15 +1,17 @@
 /**
- * Request bodies into events: NDJSON (one event per line) or JSON (one event or an array).
+ * Request bodies into events: NDJSON (one event per line), JSON (one event or an array) or the
+ * plugin's compact body (compact.ts).
  * A body that cannot be read at all is an error for the whole request; a bad line is reported
  * by index and the other lines still count.
  */
 import { SidecarError } from '../errors.js';
+import { decodeCompact } from './compact.js';
 import type { ObserverEvent } from './events.js';
 import { BoundCheck, type StringLimits } from './bounds.js';
 import { readLine, type LineRejection } from './shapes.js';
 import { runInSlices, type Slicer } from '../slices.js';
 
-export type BodyFormat = 'ndjson' | 'json';
+export type BodyFormat = 'ndjson' | 'json' | 'compact';
 
 export interface LineError {
   readonly index: number;
@@ -29,7 +31,7 @@ export interface DecodeOptions {
   readonly arrivedAt: number;
   /** A longer NDJSON line is refused unread (`line_too_large`): a real event is a few KiB. */
   readonly maxLineBytes?: number;
-  /** A JSON body is one document, parsed in one go: it is bounded on its own. */
+  /** A JSON or compact body is one document, parsed in one go: it is bounded on its own. */
   readonly maxJsonBytes?: number;
   /** Byte limits of ids and names (bounds.ts); a longer one is absent and counted. */
   readonly strings?: StringLimits;
@@ -136,6 +138,7 @@ function* decodeJson(body: Buffer, options: DecodeOptions): Generator<void, Deco
 
 /** The decoding steps: each `next()` does a bounded amount of work. */
 export function decodeSteps(body: Buffer, options: DecodeOptions): Generator<void, DecodedBody> {
+  if (options.format === 'compact') return decodeCompact(body, options, options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES);
   return options.format === 'ndjson' ? decodeNdjson(body, options) : decodeJson(body, options);
 }
 

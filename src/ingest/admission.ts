@@ -6,6 +6,7 @@
 import type { Request, RequestHandler } from 'express';
 import type { Clock } from '../clock.js';
 import type { StringLimits } from '../contract/bounds.js';
+import { COMPACT_MEDIA_TYPE } from '../contract/compact.js';
 import type { BodyFormat } from '../contract/decode.js';
 import { SidecarError } from '../errors.js';
 import type { InflightBudget } from './body.js';
@@ -23,7 +24,14 @@ const MEDIA_TYPES: ReadonlyMap<string, BodyFormat> = new Map([
   ['application/ndjson', 'ndjson'],
   ['application/jsonl', 'ndjson'],
   ['application/json', 'json'],
+  [COMPACT_MEDIA_TYPE, 'compact'],
 ]);
+
+/**
+ * What an answer of /v1/events advertises in Accept-Post: the media types it reads. The bridge
+ * plugin sends compact bodies once an answer names COMPACT_MEDIA_TYPE.
+ */
+export const ACCEPT_POST = `application/x-ndjson, application/json, ${COMPACT_MEDIA_TYPE}`;
 
 /** What every ingest route is built from. */
 export interface IngestRouteOptions extends SubmissionOptions {

@@ -1,7 +1,7 @@
-/** POST /v1/events: plugin lines, envelopes and flat kwargs as NDJSON or JSON, optionally gzip. */
+/** POST /v1/events: plugin lines, envelopes and flat kwargs as NDJSON or JSON, the plugin's compact body, optionally gzip. */
 import { Router, type RequestHandler } from 'express';
 import { decodeBodyInSlices, type BodyFormat, type DecodedBody, type DecodeOptions } from '../contract/decode.js';
-import { admissionChecks, bodyFormat, EVENTS_ROUTE, refuseOtherMethods, requireMediaType, type IngestRouteOptions } from './admission.js';
+import { ACCEPT_POST, admissionChecks, bodyFormat, EVENTS_ROUTE, refuseOtherMethods, requireMediaType, type IngestRouteOptions } from './admission.js';
 import { requireBearerToken } from './auth.js';
 import { bodyOf, rawBody, withoutBom } from './body.js';
 import { submitDecoded } from './submission.js';
@@ -31,10 +31,17 @@ function eventsHandler(options: EventsRouteOptions): RequestHandler {
   };
 }
 
+/** Every answer of the route, errors included, says which bodies it reads (the plugin's negotiation). */
+const advertiseBodies: RequestHandler = (_request, response, next) => {
+  response.set('Accept-Post', ACCEPT_POST);
+  next();
+};
+
 export function eventsRouter(options: EventsRouteOptions): Router {
   const router = Router();
   router.post(
     EVENTS_ROUTE,
+    advertiseBodies,
     requireBearerToken(options.token),
     ...admissionChecks(options),
     requireMediaType(),

@@ -1,0 +1,186 @@
+"""Rows: the generated builders keep exactly what ``event_data`` keeps and refuse exactly what it
+refuses, for every field of every contract hook and envelope event, whatever the value."""
+
+import enum
+import itertools
+import math
+import unittest
+
+from plugin.tests import support
+from plugin.tests.support import NotSerializable
+
+from hermes_prometheus_bridge import rows  # noqa: E402  (support puts plugin/ on the path)
+from hermes_prometheus_bridge.contract import HOOK_SPECS, USAGE_KEYS  # noqa: E402
+
+fields = support.fields_module
+MISSING = fields.MISSING
+
+
+class Color(str, enum.Enum):
+    RED = "red"
+
+
+class Level(enum.IntEnum):
+    HIGH = 3
+
+
+class Counting(object):
+    def __init__(self):
+        self.counts = {}
+
+    def __call__(self, field):
+        self.counts[field] = self.counts.get(field, 0) + 1
+
+
+# Every kind of value a Hermes keyword argument can be, valid or not for some field.
+ODD_VALUES = (
+    MISSING, None, "", "cli", "anthropic/claude-sonnet-4.6", "t_7c1e5b20:api:2", "RateLimitError",
+    "max_iterations_reached(90/90)", "hello world", "../etc/passwd", "line\nbreak", "x" * 129,
+    "a" * 64, "a" * 65, "é", Color.RED, True, False, 0, 7, -3, 2 ** 63, 2 ** 63 + 1, Level.HIGH,
+    1.5, -0.0, math.nan, math.inf, -math.inf, b"bytes", ["list"], {"type": "TimeoutError"},
+    {"type": "not an identifier"}, NotSerializable("secret"), object(),
+    {"input_tokens": 5, "output_tokens": 7, "cache_read_tokens": 0, "cache_write_tokens": 0,
+     "reasoning_tokens": 0, "prompt_tokens": 5},
+    {"input_tokens": 5.5, "completion_tokens": 3, "output_tokens": math.inf, "bogus": 1},
+    {"input_tokens": 5, "output_tokens": 7, "cache_read_tokens": 0, "cache_write_tokens": 0,
+     "reasoning_tokens": 0, "prompt_tokens": 5,
+     "reported_usage_fields": {"input_tokens": True, "output_tokens": False, "prompt_tokens": 1}},
+)
+
+
+def expected(spec, values, usage):
+    refused = Counting()
+    data = fields.event_data(spec.plain, fields.compiled_transforms(spec), values, usage,
+                             fields.compiled_grammars(spec), refused)
+    return data, refused.counts
+
+
+BUILDERS = {id(spec): rows.row_builder(spec) for spec in rows.ROW_SPECS}
+
+
+def built(spec, values, usage, admitted):
+    refused = Counting()
+    row = BUILDERS[id(spec)](values, usage, 1789862412.25, refused, admitted)
+    return row, rows.row_data(row), refused.counts
+
+
+class RowBuilderTest(unittest.TestCase):
+    def test_every_field_of_every_spec_keeps_and_refuses_what_event_data_does(self):
+        for spec in rows.ROW_SPECS:
+            # A fresh cache and a warm one (every string seen once before) must agree.
+            for warm in (False, True):
+                admitted = rows.Admitted()
+                for position, value in itertools.product(range(len(spec.sources)), ODD_VALUES):
+                    values = [MISSING] * len(spec.sources)
+                    values[position] = value
+                    values = tuple(values)
+                    usage = value if position == spec.usage_at else MISSING
+                    if warm:
+                        built(spec, values, usage, admitted)
+                    with self.subTest(hook=spec.hook, field=spec.sources[position], value=value,
+                                      warm=warm):
+                        row, data, refused = built(spec, values, usage, admitted)
+                        want_data, want_refused = expected(spec, values, usage)
+                        self.assertEqual(data, want_data)
+                        self.assertEqual(refused, want_refused)
+                        self.assertEqual(row[0], rows.CODES[id(spec)])
+                        self.assertEqual(row[1], 1789862412250000)
+
+    def test_a_string_is_remembered_only_after_its_grammar_matched_it_in_its_own_grammar(self):
+        admitted = rows.Admitted()
+        build = rows.row_builder(HOOK_SPECS["post_tool_call"])
+        values = ("toolu_1", "hello world", "t_1", "ok", None, 5)
+        row, _data, _refused = built(HOOK_SPECS["post_tool_call"], values, MISSING, admitted)
+        self.assertEqual(row[2:], ("toolu_1", None, "t_1", "ok", None, 5))
+        self.assertEqual(admitted.sets["id"], {"toolu_1", "t_1"})
+        self.assertEqual(admitted.sets["name"], set())
+        self.assertEqual(admitted.sets["identifier"], {"ok"})
+        # "toolu_1" matched as an id; as a tool name it is checked against the name grammar.
+        refused = Counting()
+        row = build(("x", "toolu_1", "t_1", "ok", None, 5), MISSING, 0.0, refused, admitted)
+        self.assertEqual(row[3], "toolu_1")
+        self.assertEqual(admitted.sets["name"], {"toolu_1"})
+
+    def test_the_cache_is_bounded_and_counts_each_time_it_starts_over(self):
+        admitted = rows.Admitted(limit=3)
+        build = rows.row_builder(HOOK_SPECS["on_session_start"])
+        for index in range(10):
+            row = build(("s_%d" % index, "cli"), MISSING, 0.0, Counting(), admitted)
+            self.assertEqual(row[2], "s_%d" % index)
+            self.assertLessEqual(len(admitted.sets["id"]), 3)
+        self.assertEqual(admitted.resets, 3)
+
+
+class ColumnBuilderTest(unittest.TestCase):
+    def batch(self, spec, generator, odd_share):
+        """Events of ``spec``: realistic values, some replaced by odd ones."""
+        realistic = {"id": "t_%d", "identifier": "ok_%d", "name": "anthropic/model-%d"}
+        events = []
+        for number in range(generator.randint(1, 6)):
+            values = []
+            for index, source in enumerate(spec.sources):
+                if generator.random() < odd_share:
+                    values.append(generator.choice(ODD_VALUES))
+                elif index < len(spec.plain) and spec.grammars[index] is not None:
+                    values.append(realistic[spec.grammars[index]] % generator.randint(0, 3))
+                elif index == spec.usage_at:
+                    values.append(ODD_VALUES[-3])
+                else:
+                    values.append(generator.choice((MISSING, 2.5, 7)))
+            usage = values[spec.usage_at] if spec.usage_at >= 0 else MISSING
+            events.append((1789862412.0 + number, tuple(values), usage))
+        return events
+
+    def test_rows_of_a_batch_are_the_per_event_rows_or_the_batch_takes_the_per_event_rule(self):
+        import random
+        generator = random.Random(32)
+        taken_columns = 0
+        for _ in range(300):
+            for spec in rows.ROW_SPECS:
+                events = self.batch(spec, generator, generator.choice((0.0, 0.05, 0.3)))
+                stamps, values, usages = (list(column) for column in zip(*events))
+                admitted = rows.Admitted()
+                columns = rows.ColumnBuilder(spec).build(stamps, values, usages, admitted)
+                refused = Counting()
+                one_by_one = [BUILDERS[id(spec)](value, usage, stamp, refused, rows.Admitted())
+                              for stamp, value, usage in events]
+                if columns is None:
+                    continue
+                taken_columns += 1
+                self.assertEqual(columns, one_by_one)
+                self.assertEqual(refused.counts, {})  # nothing the per-event rule would refuse
+                for grammar, admitted_set in admitted.sets.items():
+                    match = fields.GRAMMARS[grammar].fullmatch
+                    self.assertTrue(all(match(value) for value in admitted_set))
+        self.assertGreater(taken_columns, 1000)
+
+    def test_a_hook_with_other_transforms_always_takes_the_per_event_rule(self):
+        spec = HOOK_SPECS["on_session_end"]
+        self.assertIsNone(rows.ColumnBuilder(spec).build(
+            [0.0], [("s_1",) + (MISSING,) * (len(spec.sources) - 1)], [MISSING], rows.Admitted()))
+
+
+class CompactUsageTest(unittest.TestCase):
+    def test_the_list_stands_for_exactly_the_cleaned_usage(self):
+        for value in ODD_VALUES:
+            with self.subTest(value=value):
+                cleaned = fields.clean_usage(value) if value is not MISSING else MISSING
+                counts = rows.compact_usage(value)
+                if cleaned is MISSING or cleaned is None:
+                    self.assertIsNone(counts)
+                else:
+                    self.assertEqual(rows.usage_mapping(counts), cleaned)
+                    self.assertLessEqual(len(counts), len(USAGE_KEYS) + 1)
+
+    def test_hermes_canonical_summary_takes_the_short_form(self):
+        usage = {"input_tokens": 1, "output_tokens": 2, "cache_read_tokens": 3,
+                 "cache_write_tokens": 4, "reasoning_tokens": 5, "prompt_tokens": 8,
+                 "total_tokens": 10, "request_count": 1}
+        self.assertEqual(rows.compact_usage(usage), (1, 2, 3, 4, 5, 8))
+        usage["reported_usage_fields"] = {"input_tokens": True, "cache_read_tokens": False}
+        self.assertEqual(rows.compact_usage(usage),
+                         (1, 2, 3, 4, 5, 8, None, (True, None, False, None, None, None)))
+
+
+if __name__ == "__main__":
+    unittest.main()
