@@ -294,7 +294,8 @@ export async function memorySection(options: RunOptions, idleRssBytes: number | 
       'src/whenBusy.ts, src/metrics/runtime.ts, src/exposition/exposition.ts, src/web/gzip.ts): the young generation grown by the startup burst or by the ' +
       'garbage of the first scrapes, TurboFan\'s machine code (kept off until the process first uses a quarter of a core for a second: an idle render is ' +
       'too small for optimized code to pay), node:https and TLS (prom-client\'s Pushgateway client, a TLS listener), @opentelemetry/api (prom-client\'s ' +
-      'CPU counters\' exemplars), protobufjs until the first protobuf scrape, the YAML parser without a config file, the install-plugin subcommand.',
+      'CPU counters\' exemplars), protobufjs until the first protobuf scrape, libuv\'s thread pool for an exposition of up to 256 KiB (gzipped on the ' +
+      'event loop), a whole 1 MiB Buffer per plain answer, the YAML parser without a config file, the install-plugin subcommand.',
     '',
     `Per series: about ${fmtInt(heapPerSeries)} B of live heap (everything the sidecar keeps per label set: label-guard entry, series bookkeeping, ` +
       `the value or bucket counts and the label object; a histogram label set with its 16 buckets counts once), so ${fmtInt(sizes[0] ?? 0)} series hold only ~${fmtMiB(heapPerSeries * (sizes[0] ?? 0))} live. The binary's RSS beyond idle ` +
