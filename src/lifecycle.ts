@@ -3,7 +3,7 @@
  * read the configuration, start both listeners, sweep on a timer, and on SIGTERM/SIGINT stop
  * accepting (503 + Retry-After), drain the queue, close the listeners and exit 0.
  */
-import { startupDone } from './startupFootprint.js';
+import { restoreWhenBusy, startupDone } from './startupFootprint.js';
 import { createIngestServer, createSidecar, errorFields, webListenerLimits } from './app.js';
 import { ConfigError, loadConfig, type ListenAddress } from './config.js';
 import { ENVIRONMENT_NAMES, helpText } from './configOptions.js';
@@ -55,6 +55,8 @@ async function runSidecar(argv: readonly string[]): Promise<void> {
     sidecar.sweep().catch((error: unknown) => logger.error({ code: 'sweep_failed', ...errorFields(error) }, 'a TTL sweep failed'));
   }, config.correlator.sweepIntervalSeconds * 1000);
   sweeper.unref();
+  // An idle sidecar keeps the startup footprint settings; the first busy second ends them.
+  const stopWatching = restoreWhenBusy(() => logger.debug({ code: 'busy' }, "busy: V8's optimizing compiler and young-generation growth are on"));
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -66,13 +68,13 @@ async function runSidecar(argv: readonly string[]): Promise<void> {
     await closeServer(web, CLOSE_GRACE_MS);
     await webServer.close();
     clearInterval(sweeper);
+    stopWatching();
     logger.info({ applied_events: sidecar.dispatcher.applied, applied_heartbeats: sidecar.dispatcher.heartbeats }, 'stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGHUP', () => void webServer.reload());
-  startupDone();
   // Logged last: whoever waits for this line may signal the process at once.
   logger.info(
     {

@@ -44,6 +44,23 @@ describe('start-up', () => {
     }
   });
 
+  it('ends the idle footprint settings once ingest keeps it busy (src/startupFootprint.ts), and logs it once', async () => {
+    const sidecar = await startSidecarProcess(['--log.level=debug']);
+    const busyLines = () => sidecar.logs.filter((line) => line.code === 'busy');
+    try {
+      expect(busyLines()).toEqual([]);
+      // Posted back to back until the watch's one-second window sees the work; bounded so a
+      // sidecar that never says so fails here rather than at the test timeout.
+      for (let batch = 0; busyLines().length === 0 && batch < 5000; batch += 1) {
+        const response = await fetch(`${sidecar.ingest}/v1/events`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: toolLines(batch, 200) });
+        expect(response.status).toBe(202);
+      }
+      expect(busyLines()).toMatchObject([{ level: 'debug', msg: "busy: V8's optimizing compiler and young-generation growth are on" }]);
+    } finally {
+      await sidecar.stop();
+    }
+  }, 120_000);
+
   it('serves metrics under --web.telemetry-path', async () => {
     const sidecar = await startSidecarProcess(['--web.telemetry-path=/custom']);
     try {

@@ -42,9 +42,33 @@ export function* packParts(parts: readonly (string | Uint8Array)[], bufferFor: (
   if (buffer !== undefined && used > 0) yield buffer.subarray(0, used);
 }
 
-/** The parts in Buffers of their own (CHUNK_BYTES each, or one part's size when it is larger): few allocations, no one giant Buffer. */
+/** Fewest bytes of a Buffer toChunks asks for once its estimate of the body is spent (characters beyond ASCII). */
+const MIN_CHUNK_BYTES = 16 * 1024;
+
+/**
+ * At least as many bytes as the parts encode to when every string is ASCII, as exposition text
+ * nearly always is: a string's length counts UTF-16 code units, each one UTF-8 byte or more.
+ */
+export function estimatedBytes(parts: readonly (string | Uint8Array)[]): number {
+  let bytes = 0;
+  for (const part of parts) bytes += part.length;
+  return bytes;
+}
+
+/**
+ * The parts in Buffers of their own: few allocations, no one giant Buffer. Each is CHUNK_BYTES or
+ * what is left of the body if less (one part's size when that is larger), so a small exposition
+ * takes a Buffer its own size: a whole CHUNK_BYTES each would be memory outside V8's heap that
+ * stays allocated, every scrape, until a garbage collection that an idle sidecar may not run.
+ */
 export function toChunks(parts: readonly (string | Uint8Array)[]): RenderedBody {
-  const chunks = [...packParts(parts, (bytes) => Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes)))];
+  let left = estimatedBytes(parts);
+  const chunks: Buffer[] = [];
+  const bufferFor = (bytes: number) => Buffer.allocUnsafe(Math.max(bytes, left > 0 ? Math.min(CHUNK_BYTES, left) : MIN_CHUNK_BYTES));
+  for (const chunk of packParts(parts, bufferFor)) {
+    chunks.push(chunk);
+    left -= chunk.length;
+  }
   return { chunks, bytes: chunks.reduce((total, each) => total + each.length, 0) };
 }
 

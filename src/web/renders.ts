@@ -187,7 +187,7 @@ export class SharedRenders {
     batch.compressed?.reject(failure);
   }
 
-  /** Compressed in libuv's thread pool, off the event loop, at the fastest level (see GZIP_LEVEL). */
+  /** Compressed at the fastest level (GZIP_LEVEL), in libuv's thread pool or, for a small exposition, on the loop (gzip.ts). */
   private async compress(source: readonly (string | Uint8Array)[], into: Pending<RenderedBody>): Promise<void> {
     const scratch = this.scratch.take();
     try {

@@ -1,6 +1,6 @@
 /** Packing a render's parts into Buffers (src/web/parts.ts). */
 import { describe, expect, it } from 'vitest';
-import { packParts } from '../../src/web/parts.js';
+import { CHUNK_BYTES, estimatedBytes, packParts, toChunks, type RenderedBody } from '../../src/web/parts.js';
 
 describe('packParts', () => {
   /** Every span packParts yields, copied as it comes (the next may reuse its Buffer), as text; and the sizes asked for. */
@@ -47,5 +47,37 @@ describe('packParts', () => {
     expect(second?.buffer).toBe(scratch.buffer);
     expect(scratch.toString()).toBe('efcd');
     expect(spans.next()).toEqual({ done: true, value: undefined });
+  });
+});
+
+describe('toChunks', () => {
+  const sizesOf = (body: RenderedBody) => body.chunks.map((chunk) => [chunk.length, chunk.buffer.byteLength - chunk.byteOffset]);
+
+  it('gives a small body one Buffer of its own size, not a whole chunk', () => {
+    const parts = ['# HELP a A.\n', Buffer.from('a 1\n'), ...Array.from({ length: 1000 }, (_, index) => `b{x="${index % 10}"} 2\n`)];
+    const body = toChunks(parts);
+    expect(Buffer.concat(body.chunks).toString()).toBe(parts.map((part) => (typeof part === 'string' ? part : part.toString())).join(''));
+    expect(body.bytes).toBe(16 + 11_000);
+    expect(sizesOf(body)).toEqual([[11_016, 11_016]]);
+  });
+
+  it('fills CHUNK_BYTES Buffers and sizes the last to what is left', () => {
+    const line = `${'x'.repeat(1023)}\n`;
+    const parts = Array.from({ length: 1024 + 100 }, () => line);
+    const body = toChunks(parts);
+    expect(sizesOf(body)).toEqual([
+      [CHUNK_BYTES, CHUNK_BYTES],
+      [100 * 1024, 100 * 1024],
+    ]);
+    expect(body.bytes).toBe(1124 * 1024);
+  });
+
+  it('still holds every byte when characters beyond ASCII make the body longer than its estimate', () => {
+    const parts = [...Array.from({ length: 50 }, () => '€'.repeat(1000)), 'end\n'];
+    expect(estimatedBytes(parts)).toBe(50_004);
+    const body = toChunks(parts);
+    expect(body.bytes).toBe(150_004);
+    expect(Buffer.concat(body.chunks).toString()).toBe(parts.join(''));
+    expect(body.chunks.length).toBeLessThan(10);
   });
 });
