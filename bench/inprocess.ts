@@ -66,7 +66,8 @@ export function applyNdjson(sidecar: Sidecar, body: Buffer): number {
 export function seedSeries(sidecar: Sidecar, target: number, tag: string, start = 0, also?: (events: readonly ObserverEvent[]) => void): number {
   let index = start;
   while (sidecar.registry.agentSeries() < target) {
-    const remaining = target - sidecar.registry.agentSeries();
+    const before = sidecar.registry.agentSeries();
+    const remaining = target - before;
     // About 6.5 series per index on average; small chunks near the end keep the overshoot small.
     const chunk = Math.max(1, Math.min(500, Math.floor(remaining / 7)));
     const lines = [];
@@ -74,6 +75,8 @@ export function seedSeries(sidecar: Sidecar, target: number, tag: string, start 
     const { events } = decodeBody(Buffer.from(ndjson(lines)), { format: 'ndjson', maxEvents: 100_000, arrivedAt: Date.now() / 1000 });
     sidecar.dispatcher.applyBatch(events);
     also?.(events);
+    // A cap (series, bytes, label values) the bench's config left in place would fold every new series.
+    if (sidecar.registry.agentSeries() === before) throw new Error(`seeding stopped at ${before} live series, short of ${target}: a cap of the config folds new ones`);
   }
   return index;
 }

@@ -263,12 +263,12 @@ export async function scrape(web: string): Promise<string> {
 export const ndjson = (lines: readonly Line[]): string => lines.map((line) => JSON.stringify(line)).join('\n');
 
 /**
- * Label caps (and the global series cap, where the build has one) raised so that distinct tools
+ * Label caps, the global series cap and the series byte budget raised so that distinct tools
  * and models all become series: nothing folds into `other`.
  */
 export function writeCapsConfig(): string {
   const file = `${ensureTmp()}bench-caps.yaml`;
-  writeFileSync(file, 'labels:\n  tool: {cap: 100000}\n  model: {cap: 100000}\nmetrics:\n  max_series: 1000000\n');
+  writeFileSync(file, 'labels:\n  tool: {cap: 100000}\n  model: {cap: 100000}\nmetrics:\n  max_series: 1000000\n  max_series_bytes: 0\n');
   return file;
 }
 
