@@ -133,14 +133,23 @@ def clean_usage(value):
     return cleaned
 
 
-def _token_counts(value):
+def canonical_token_numbers(value):
+    """The token counts of Hermes' canonical usage summary (every key but ``completion_tokens``,
+    plain ints in range) in ``_CANONICAL_USAGE_KEYS`` order, read with one C lookup; ``None`` for
+    any other dict, which then takes the per-key rule."""
     try:
         numbers = _canonical_usage(value)
     except KeyError:
-        numbers = None
-    if (numbers is not None and "completion_tokens" not in value
-            and _INT_ONLY.issuperset(map(type, numbers))
+        return None
+    if ("completion_tokens" not in value and _INT_ONLY.issuperset(map(type, numbers))
             and max(numbers) <= _INT_LIMIT and min(numbers) >= -_INT_LIMIT):
+        return numbers
+    return None
+
+
+def _token_counts(value):
+    numbers = canonical_token_numbers(value)
+    if numbers is not None:
         return dict(zip(_CANONICAL_USAGE_KEYS, numbers))
     cleaned = {}
     for key in USAGE_KEYS:

@@ -27,10 +27,8 @@ import math
 
 from .contract import CONTRACT, GRAMMARS, HOOK_SPECS, OBSERVER_SPECS, USAGE_KEYS
 from .fields import (MAX_GRAMMAR_CHARS, MISSING, REPORTED_USAGE_FIELDS,
-                     TRANSFORM_FUNCTIONS, _CANONICAL_USAGE_KEYS, _INT_ONLY, _REFUSING_TRANSFORMS,
-                     _canonical_usage, clean_scalar, clean_usage)
-
-_INT_LIMIT = 2 ** 63
+                     TRANSFORM_FUNCTIONS, _CANONICAL_USAGE_KEYS, _INT_LIMIT, _REFUSING_TRANSFORMS,
+                     canonical_token_numbers, clean_scalar, clean_usage)
 
 # Distinct strings remembered per grammar before the set starts over (ids are mostly unique:
 # the set is what repeats within a few thousand events, e.g. model, provider, turn and session).
@@ -127,13 +125,8 @@ def compact_usage(value):
     takes one C lookup, as in ``clean_usage``. Tuples of scalars leave the garbage collector's
     lists, so a full retry buffer costs no collection time."""
     if type(value) is dict:
-        try:
-            numbers = _canonical_usage(value)
-        except KeyError:
-            numbers = None
-        if (numbers is not None and "completion_tokens" not in value
-                and _INT_ONLY.issuperset(map(type, numbers))
-                and max(numbers) <= _INT_LIMIT and min(numbers) >= -_INT_LIMIT):
+        numbers = canonical_token_numbers(value)
+        if numbers is not None:
             reported = value.get(REPORTED_USAGE_FIELDS)
             if type(reported) is dict:
                 return _with_flags(list(numbers), map(reported.get, _REPORTED_KEYS))

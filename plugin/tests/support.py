@@ -4,6 +4,7 @@ Everything here is standard library. Servers bind 127.0.0.1 on an ephemeral port
 """
 
 import contextlib
+import enum
 import json
 import os
 import socket
@@ -44,6 +45,16 @@ def observer_payloads():
     """``{key: (event, data)}`` for the envelope variant (seed 004 field lists)."""
     payloads = load_fixture("observer_envelope_payloads.json")["payloads"]
     return {key: (entry["event"], entry["data"]) for key, entry in payloads.items()}
+
+
+class Color(str, enum.Enum):
+    """A str subclass Hermes code could pass: cleaned as its plain value."""
+    RED = "red"
+
+
+class Level(enum.IntEnum):
+    """An int subclass: cleaned as its plain value."""
+    HIGH = 3
 
 
 class NotSerializable(object):

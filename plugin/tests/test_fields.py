@@ -5,7 +5,6 @@ wire name; content is never read (an error's text becomes a flag, an exit reason
 leading identifier).
 """
 
-import enum
 import unittest
 
 from plugin.tests import support
@@ -13,13 +12,8 @@ from plugin.tests import support
 fields = support.fields_module
 MISSING = fields.MISSING
 
-
-class Color(str, enum.Enum):
-    RED = "red"
-
-
-class Level(enum.IntEnum):
-    HIGH = 3
+Color = support.Color
+Level = support.Level
 
 
 class Tokens(int):
