@@ -276,7 +276,7 @@ const ingest = (q: Promql): RowSpec => ({
     }),
     timeseries({
       title: 'Events received by source and event',
-      description: 'Events accepted for processing per second, by source (plugin, webhook, file) and hook name.',
+      description: 'Events taken from the ingest queue to be applied, per second, by source (plugin, envelope, flat, webhook) and hook name.',
       unit: 'cps',
       width: 12,
       min: 0,

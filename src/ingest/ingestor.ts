@@ -23,7 +23,7 @@ export const INGESTOR_VALUES = {
 /** The families this module writes (and all it is handed). */
 export const INGESTOR_FAMILIES = {
   eventsReceived: fed(counter('hermes_sidecar_events_received_total', { source: VALUES.event_source, event: VALUES.event }, 'self',
-    'Events accepted for processing by source ({source}) and hook name.',
+    'Events taken from the ingest queue to be applied, by source ({source}) and hook name.',
     // Sources × event names would be 200 zero series; a source appears with its first event.
     { preinit: false }),
     'sidecar', 'ingest'),
@@ -75,7 +75,6 @@ export class Ingestor {
       applyInSlices(events.length, (from, to) => this.apply(events.slice(from, to)), this.slicer),
     );
     if (applied === undefined) return this.refuse(events.length, 'queue_full');
-    this.countReceived(events);
     return { refused: undefined, applied };
   }
 
@@ -85,7 +84,13 @@ export class Ingestor {
     this.metrics.queueEvents.set({}, this.queue.events);
   }
 
+  /**
+   * Counted as received in the same step that applies (or counts as duplicate or discarded), so
+   * received = applied + duplicates + discarded holds at every scrape, not only once the queue is
+   * empty: a batch still waiting is visible in hermes_sidecar_queue_events instead.
+   */
   private apply(events: readonly ObserverEvent[]): void {
+    this.countReceived(events);
     const failed = this.dispatcher.applyBatch(events);
     if (failed > 0) this.metrics.eventsDropped.inc({ reason: 'internal_error' }, failed);
   }

@@ -1,5 +1,5 @@
 /** The ingestor's accounting: received events by source and name, and the scrape-time queue gauges. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { defaultConfig } from '../../src/config.js';
 import { normalizeLine } from '../support/lines.js';
 import { createEventPipeline } from '../../src/correlate/assemble.js';
@@ -10,6 +10,7 @@ import { createMetricsRegistry, type Metrics } from '../../src/catalogue.js';
 import { familiesFor } from '../../src/metrics/registry.js';
 import { parseSamples, samplesOf, series } from '../support/exposition.js';
 import { startTestSidecar } from '../support/sidecar.js';
+import { sumOf } from '../support/accounting.js';
 
 describe('Ingestor', () => {
   it('counts each received event under the route and shape that brought it, not as plugin by default', async () => {
@@ -61,5 +62,49 @@ describe('Ingestor with a recorder that throws', () => {
     expect(samples.get(series('hermes_sidecar_events_dropped_total', { reason: 'internal_error' }))).toBe(2);
     expect(samples.get(series('hermes_sessions_started_total', { platform: 'cli' }))).toBe(1);
     expect(failures.map((error) => (error as Error).message)).toEqual(['recorder bug', 'recorder bug']);
+  });
+});
+
+describe('Ingestor accounting at every scrape', () => {
+  it('counts an event received in the step that applies it, so a batch still waiting is in queue_events, not in received', async () => {
+    const config = defaultConfig();
+    const registry = createMetricsRegistry({ buckets: config.buckets, maxAgentSeries: 1000, defaultMetrics: false });
+    const pipeline = createEventPipeline(config, registry.metrics, registry.labels, () => 1000, () => undefined);
+    // A clock that makes every item outlast its slice, and a pause the test releases: one item per slice.
+    let clock = 0;
+    const gates: (() => void)[] = [];
+    const slicer = { sliceMs: 1, now: () => (clock += 10), pause: () => new Promise<void>((resolve) => gates.push(resolve)) };
+    const queue = new IngestQueue({ batches: 4, events: 100_000 });
+    const ingestor = new Ingestor(queue, pipeline.dispatcher, familiesFor(registry.metrics, INGESTOR_FAMILIES), slicer);
+    const line = (seq: number) => ({ event: 'post_tool_call', instance: 'p1', seq, data: { tool_name: 't', status: 'ok' } });
+    const events = [line(1), line(2), line(1)].map((raw) => normalizeLine(raw, 1000)).flatMap((result) => (result.ok ? [result.event] : []));
+    const scrape = async () => {
+      ingestor.collect();
+      const samples = parseSamples(await renderText(createExposition(registry)));
+      const received = samples.get(series('hermes_sidecar_events_received_total', { source: 'plugin', event: 'post_tool_call' })) ?? 0;
+      const duplicates = samples.get('hermes_sidecar_events_duplicate_total') ?? 0;
+      const applied = sumOf(samples, 'hermes_tool_calls_total{');
+      return { received, duplicates, applied, queued: samples.get('hermes_sidecar_queue_events') };
+    };
+
+    queue.pause();
+    const admission = ingestor.submit(events);
+    expect(await scrape()).toEqual({ received: 0, duplicates: 0, applied: 0, queued: 3 });
+    queue.resume();
+    const seen = [];
+    // Two pauses: after the first event and after the second; the third ends the batch.
+    for (let pause = 0; pause < 2; pause += 1) {
+      await vi.waitFor(() => expect(gates).toHaveLength(1));
+      seen.push(await scrape());
+      gates.shift()?.();
+    }
+    if (admission.refused === undefined) await admission.applied;
+    seen.push(await scrape());
+    // received = applied + duplicates at every scrape, as the batch is applied one event per slice.
+    expect(seen).toEqual([
+      { received: 1, duplicates: 0, applied: 1, queued: 3 },
+      { received: 2, duplicates: 0, applied: 2, queued: 3 },
+      { received: 3, duplicates: 1, applied: 2, queued: 0 },
+    ]);
   });
 });
