@@ -23,12 +23,14 @@ or ``isfinite``), and hands the events to the per-event builder whenever a colum
 but the one case, so the rule applied is the same value for value (plugin/tests/test_rows.py).
 """
 
+import itertools
 import math
+import operator
 
 from .contract import CONTRACT, GRAMMARS, HOOK_SPECS, OBSERVER_SPECS, USAGE_KEYS
 from .fields import (MAX_GRAMMAR_CHARS, MISSING, REPORTED_USAGE_FIELDS,
                      TRANSFORM_FUNCTIONS, _CANONICAL_USAGE_KEYS, _INT_LIMIT, _REFUSING_TRANSFORMS,
-                     canonical_token_numbers, clean_scalar, clean_usage)
+                     _canonical_usage, canonical_token_numbers, clean_scalar, clean_usage)
 
 # Distinct strings remembered per grammar before the set starts over (ids are mostly unique:
 # the set is what repeats within a few thousand events, e.g. model, provider, turn and session).
@@ -75,6 +77,18 @@ class Admitted(object):
             admitted.clear()
             self.resets += 1
         admitted.add(value)
+
+    def admit_all(self, grammar, values):
+        """Remembers a set of strings that matched ``grammar`` in one C-level union; a set that
+        would outgrow the limit starts over first, and more new strings than the limit holds
+        are not remembered at all (unique ids, which never repeat)."""
+        admitted = self.sets[grammar]
+        if len(admitted) + len(values) > self.limit:
+            admitted.clear()
+            self.resets += 1
+            if len(values) > self.limit:
+                return
+        admitted |= values
 
 
 def plain_value(value, grammar, wire, refused, admitted):
@@ -255,18 +269,16 @@ _BOOL = frozenset({bool})
 
 
 def _string_column(column, grammar, admitted):
-    """The column when every value is a string its grammar admits (matched now or earlier);
-    ``None`` when any value needs the per-event rule (another type, empty, refused)."""
+    """The column, all of whose values are strings, when its grammar admits every one (matched
+    now or earlier); ``None`` when any value needs the per-event rule (empty, refused). The
+    strings not admitted yet are matched and remembered in C-level passes (``map``, a union):
+    ids are mostly new, two or three per call."""
     unseen = set(column)
-    admitted_set = admitted.sets[grammar]
-    unseen -= admitted_set
+    unseen -= admitted.sets[grammar]
     if unseen:
-        match = GRAMMARS[grammar].fullmatch
-        for value in unseen:
-            if type(value) is not str or match(value) is None:
-                return None
-        for value in unseen:
-            admitted.admit(grammar, value)
+        if not all(map(GRAMMARS[grammar].fullmatch, unseen)):
+            return None
+        admitted.admit_all(grammar, unseen)
     return column
 
 
@@ -292,6 +304,29 @@ def clean_column(column, grammar, kind, admitted):
     if kind == "boolean":
         return column if kinds == _BOOL else None
     return _number_column(column, kinds)
+
+
+_DICT = frozenset({dict})
+_has_completion_tokens = operator.methodcaller("__contains__", "completion_tokens")
+_reported_flags = operator.methodcaller("get", REPORTED_USAGE_FIELDS)
+
+
+def usage_column(usages):
+    """:func:`compact_usage` of each usage, taking Hermes' canonical summary for the whole
+    column in C-level passes when every usage is one (a dict with every canonical key, no
+    ``completion_tokens``, no flags, plain ints in range); else usage by usage."""
+    if set(map(type, usages)) == _DICT:
+        try:
+            numbers = list(map(_canonical_usage, usages))
+        except KeyError:
+            numbers = None
+        if (numbers is not None and not any(map(_has_completion_tokens, usages))
+                and not any(map(_reported_flags, usages))):
+            counts = list(itertools.chain.from_iterable(numbers))
+            if (set(map(type, counts)) == _INT and -_INT_LIMIT <= min(counts)
+                    and max(counts) <= _INT_LIMIT):
+                return numbers
+    return list(map(compact_usage, usages))
 
 
 class ColumnBuilder(object):
@@ -322,6 +357,6 @@ class ColumnBuilder(object):
                 return None
             cleaned.append(column)
         if self.usage:
-            cleaned.append(list(map(compact_usage, usages)))
+            cleaned.append(usage_column(usages))
         micros = [int(stamp * 1000000.0) for stamp in stamps]
         return list(zip([self.code] * len(micros), micros, *cleaned))

@@ -104,6 +104,21 @@ class RowBuilderTest(unittest.TestCase):
             self.assertLessEqual(len(admitted.sets["id"]), 3)
         self.assertEqual(admitted.resets, 3)
 
+    def test_a_column_of_new_strings_is_remembered_within_the_bound(self):
+        admitted = rows.Admitted(limit=3)
+        spec = HOOK_SPECS["on_session_start"]
+        builder = rows.ColumnBuilder(spec)
+        sessions = [("s_%d" % index, "cli") for index in range(2)]
+        builder.build([0.0] * 2, sessions, [MISSING] * 2, admitted)
+        self.assertEqual(admitted.sets["id"], {"s_0", "s_1"})
+        # Two more new ids would make four: the set starts over with them.
+        builder.build([0.0] * 2, [("s_2", "cli"), ("s_3", "cli")], [MISSING] * 2, admitted)
+        self.assertEqual((admitted.sets["id"], admitted.resets), ({"s_2", "s_3"}, 1))
+        # More new ids than the set holds (unique call ids): none is kept.
+        many = [("s_%d" % index, "cli") for index in range(10, 15)]
+        self.assertEqual(builder.build([0.0] * 5, many, [MISSING] * 5, admitted)[4][2], "s_14")
+        self.assertEqual((admitted.sets["id"], admitted.resets), (set(), 2))
+
 
 class ColumnBuilderTest(unittest.TestCase):
     def batch(self, spec, generator, odd_share):
@@ -175,6 +190,26 @@ class CompactUsageTest(unittest.TestCase):
         self.assertEqual(rows.compact_usage(usage),
                          (1, 2, 3, 4, 5, 8, None, (True, None, False, None, None, None)))
 
+
+    def test_a_usage_column_is_each_usage_as_compact_usage_makes_it(self):
+        import random
+        generator = random.Random(7)
+        canonical = {"input_tokens": 1, "output_tokens": 2, "cache_read_tokens": 3,
+                     "cache_write_tokens": 4, "reasoning_tokens": 5, "prompt_tokens": 8}
+        odd_canonical = [dict(canonical, input_tokens=True), dict(canonical, output_tokens=2 ** 63),
+                         dict(canonical, prompt_tokens=-2 ** 63), dict(canonical, prompt_tokens=1.0),
+                         dict(canonical, completion_tokens=2), dict(canonical, reported_usage_fields={}),
+                         dict(canonical, reported_usage_fields={"input_tokens": True}),
+                         {key: value for key, value in canonical.items() if key != "input_tokens"}]
+        choices = [canonical, dict(canonical, total_tokens=10)] + odd_canonical + list(ODD_VALUES)
+        fast = 0
+        for _ in range(2000):
+            usages = [generator.choice(choices[:2] if generator.random() < 0.5 else choices)
+                      for _ in range(generator.randint(1, 5))]
+            column = rows.usage_column(usages)
+            self.assertEqual(column, [rows.compact_usage(usage) for usage in usages])
+            fast += all(usage in choices[:2] for usage in usages)
+        self.assertGreater(fast, 300)  # batches of canonical summaries only were common
 
 if __name__ == "__main__":
     unittest.main()
