@@ -68,19 +68,10 @@ class Enqueuer(object):
         pick = operator.itemgetter(*names) if len(names) > 1 else None
         shape = [None]  # (absent names, getter of the present ones, assembler) or None
 
-        def values_without_some(kwargs):
-            known = shape[0]
-            if known is not None:
-                absent, pick_present, assemble = known
-                # Valid only while the names absent last time are still absent.
-                if not any(map(kwargs.__contains__, absent)):
-                    try:
-                        return assemble(pick_present(kwargs) + _MISSING_TAIL)
-                    except KeyError:
-                        pass
-            values = tuple(map(kwargs.get, names, missings))
+        def values_with_missing(kwargs):
+            """Every name's value or MISSING, name by name; remembers the call's shape."""
             shape[0] = absent_shape(names, kwargs)
-            return values
+            return tuple(map(kwargs.get, names, missings))
 
         def callback(**kwargs):
             try:
@@ -88,14 +79,22 @@ class Enqueuer(object):
                 if depth >= capacity:
                     drop(hook, QUEUE_FULL)
                     return
-                if shape[0] is None:
+                known = shape[0]
+                if known is None:
                     try:
                         values = pick(kwargs)
                     except (KeyError, TypeError):
-                        values = values_without_some(kwargs)
+                        values = values_with_missing(kwargs)
                 else:
-                    # This call site left names out before: no KeyError raised and caught.
-                    values = values_without_some(kwargs)
+                    # This call site left names out before (a Hermes release that does not pass
+                    # a field yet): two C calls, valid while those names are still absent.
+                    absent, pick_present, assemble = known
+                    try:
+                        if not kwargs.keys().isdisjoint(absent):
+                            raise KeyError
+                        values = assemble(pick_present(kwargs) + _MISSING_TAIL)
+                    except KeyError:
+                        values = values_with_missing(kwargs)
                 usage = values[usage_at] if usage_at >= 0 else MISSING
                 # Hermes may reuse its dict; what is sent is what the hook saw.
                 append((spec, clock(), values, usage.copy() if type(usage) is dict else usage))

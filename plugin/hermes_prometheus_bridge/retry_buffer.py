@@ -7,6 +7,7 @@ Past its capacity the oldest events are evicted and counted as ``send_failed``; 
 """
 
 import collections
+import itertools
 import threading
 
 from .drops import SEND_FAILED, SHUTDOWN
@@ -80,8 +81,8 @@ class RetryBuffer(object):
     def head(self, limit):
         """The oldest ``limit`` events, left in place until :meth:`settle`."""
         with self._lock:
-            count = min(len(self._pending), limit)
-            return [self._pending[index] for index in range(count)]
+            # islice walks the deque once; indexing it would walk from an end per item.
+            return list(itertools.islice(self._pending, limit))
 
     def settle(self, count):
         """Remove the ``count`` oldest events (delivered or refused); ``False`` when abandoned."""

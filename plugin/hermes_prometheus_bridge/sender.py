@@ -9,6 +9,7 @@ number either (it is counted as ``serialize_error``), so a gap in the numbers me
 """
 
 import logging
+import operator
 import random
 import threading
 import time
@@ -41,6 +42,7 @@ COMPACT_REFUSED = "compact_refused"
 COMPACT, NDJSON = "compact", "ndjson"
 COMPACT_TOO_LARGE = "compact_too_large"
 _SCHEMA_TEXT = compact_schema_text()
+_data_of = operator.itemgetter(DATA)
 
 
 class Sender(object):
@@ -441,9 +443,9 @@ class Sender(object):
         if unreachable is not None:
             self.delivery["posts"] += 1
             return unreachable
-        if self._format == COMPACT and self._compactable(batch):
+        rows = list(map(_data_of, batch)) if self._format == COMPACT else None
+        if rows is not None and self._compactable(batch, rows):
             self.delivery["posts"] += 1
-            rows = [event[DATA] for event in batch]
             body = compact_body(self._compact_prefix, batch[0][SEQ], rows, heartbeat)
             outcome = self._connection.post(body, timeout, COMPACT_MEDIA_TYPE)
             if outcome.status == _UNSUPPORTED_MEDIA_TYPE:
@@ -464,13 +466,12 @@ class Sender(object):
         self._learn_format(outcome)
         return outcome
 
-    def _compactable(self, batch):
+    @staticmethod
+    def _compactable(batch, rows):
         """Rows only (no JSON line of a hook outside the contract, no per-event encoder), with
         consecutive numbers: a compact body numbers its rows from its first. A heartbeat
         alone goes as a line."""
-        if not batch:
-            return False
-        if any(type(event[DATA]) is str for event in batch):
+        if not batch or str in set(map(type, rows)):
             return False
         return batch[-1][SEQ] - batch[0][SEQ] == len(batch) - 1
 
