@@ -10,7 +10,7 @@ instance, formatted once) with ``observed_at``, ``seq`` and the data text filled
 import json
 
 from .fields import clean_data
-from .rows import _REPORTED_KEYS, ROW_NAMES, ROW_SPECS, USAGE_KEYS, row_data
+from .rows import _REPORTED_KEYS, MICROS_NAMES, ROW_NAMES, ROW_SPECS, USAGE_KEYS, row_data
 
 _DATA_BOUNDARY = '}},{"data":'
 _encode_batch = json.JSONEncoder(allow_nan=False, separators=(",", ":"),
@@ -69,11 +69,13 @@ COMPACT_VERSION = 1
 
 def compact_schema_text():
     """The ``schema`` member of every compact body: per row code, the event name and the names
-    of its row values; then the usage keys and flags a usage list stands for."""
+    of its row values; then the usage keys and flags a usage list stands for, and the names of
+    the values sent as integer microseconds (numbers in seconds)."""
     return encode_json({
         "events": [[spec.hook] + list(names) for spec, names in zip(ROW_SPECS, ROW_NAMES)],
         "usage": list(USAGE_KEYS),
         "usage_flags": list(_REPORTED_KEYS),
+        "micros": sorted(set().union(*MICROS_NAMES)),
     })
 
 

@@ -39,6 +39,14 @@ ADMITTED_LIMIT = 4096
 # Fields a priced hook carries after its contract fields.
 PRICED_NAMES = ("cost_usd", "cost_status")
 
+# Number fields in seconds travel in rows as integer microseconds (the nearest): the JSON
+# encoder writes an int's digits in a fraction of the time a float's shortest repr takes, and a
+# time Hermes took with time.time() has no finer resolution to lose.
+MICROS_UNITS = frozenset({"seconds", "epoch seconds"})
+# Seconds at or beyond this magnitude (31.7 million years) are refused: nothing Hermes measures
+# comes near, and their microseconds would overflow a float.
+MAX_MICROS_SECONDS = 1e15
+
 # Every spec that can become a row, by code: hooks first, then envelope events.
 ROW_SPECS = tuple(HOOK_SPECS.values()) + tuple(OBSERVER_SPECS.values())
 _ENTRIES = (tuple(CONTRACT["hooks"][spec.hook] for spec in HOOK_SPECS.values())
@@ -89,6 +97,28 @@ class Admitted(object):
             if len(values) > self.limit:
                 return
         admitted |= values
+
+
+def field_kind(entry, wire):
+    """A plain field's kind as the builders read it: its contract type, or ``micros`` for a
+    number in seconds (sent as integer microseconds)."""
+    field = entry["fields"][wire]
+    if field["type"] == "number" and field.get("unit") in MICROS_UNITS:
+        return "micros"
+    return field["type"]
+
+
+def to_micros(seconds, wire, refused):
+    """A cleaned number in seconds as integer microseconds; ``None`` stays absent and a bool
+    stays what it is (the sidecar refuses it as a number, as before); a magnitude of
+    MAX_MICROS_SECONDS or more is refused."""
+    kind = type(seconds)
+    if kind is not int and kind is not float:
+        return seconds
+    if -MAX_MICROS_SECONDS < seconds < MAX_MICROS_SECONDS:
+        return seconds * 1000000 if kind is int else round(seconds * 1e6)
+    refused(wire)
+    return None
 
 
 def plain_value(value, grammar, wire, refused, admitted):
@@ -183,6 +213,12 @@ def _plain_expression(index, wire, grammar, kind):
         fast = "%s is True or %s is False" % (v, v)
     elif kind == "integer":
         fast = "type(%s) is int and %d <= %s <= %d" % (v, -_INT_LIMIT, v, _INT_LIMIT)
+    elif kind == "micros":
+        # A finite float (a NaN fails both comparisons) or an int, within the bound.
+        bound = "%r < %s < %r" % (-MAX_MICROS_SECONDS, v, MAX_MICROS_SECONDS)
+        return ("(round(%s * 1e6) if type(%s) is float and %s else %s * 1000000 if type(%s) is int"
+                " and %s else None if %s is None or %s is MISSING else micros(%s, %r, refused))"
+                % (v, v, bound, v, v, bound, v, v, slow, wire))
     else:  # numbers: a finite float (inf - inf and nan - nan are nan), or an int in range
         fast = ("type(%s) is float and %s - %s == 0.0 or type(%s) is int and %d <= %s <= %d"
                 % (v, v, v, v, -_INT_LIMIT, v, _INT_LIMIT))
@@ -205,8 +241,7 @@ def builder_source(spec, code):
     lines.append("    (%s%s) = values" % (names, "," if count == 1 else ""))
     parts = ["%d" % code, "int(observed_at * 1000000.0)"]
     for index, (wire, grammar) in enumerate(zip(spec.plain, spec.grammars)):
-        parts.append(_plain_expression(index, wire, grammar,
-                                       entry["fields"][wire]["type"]))
+        parts.append(_plain_expression(index, wire, grammar, field_kind(entry, wire)))
     for index, wire, kind in spec.transforms:
         if kind == "usage":
             parts.append("usage_row(usage)")
@@ -218,7 +253,7 @@ def builder_source(spec, code):
 
 def _builder(spec, code):
     scope = {"plain": plain_value, "transformed": transformed_value, "usage_row": compact_usage,
-             "MISSING": MISSING, "GRAMMARS": GRAMMARS}
+             "micros": to_micros, "MISSING": MISSING, "GRAMMARS": GRAMMARS}
     scope.update(TRANSFORM_FUNCTIONS)
     exec(compile(builder_source(spec, code), "<row builder %s>" % spec.hook, "exec"), scope)
     return scope["build"]
@@ -235,12 +270,15 @@ def row_data(row):
     """The ``data`` mapping a row stands for (the JSON line form of a row), absent fields left
     out."""
     names = ROW_NAMES[row[0]]
+    micros = MICROS_NAMES[row[0]]
     data = {}
     for name, value in zip(names, row[2:]):
         if value is None:
             continue
         if name == "usage":
             value = usage_mapping(value)
+        elif name in micros and type(value) is int:
+            value = value / 1e6
         data[name] = value
     return data
 
@@ -257,6 +295,9 @@ def usage_mapping(counts):
 
 # Row names by code, priced fields included where the spec is priced (they trail the row).
 ROW_NAMES = tuple(row_names(spec) + (PRICED_NAMES if priced(spec) else ()) for spec in ROW_SPECS)
+# Per code, the names of its values sent as integer microseconds.
+MICROS_NAMES = tuple(frozenset(wire for wire in spec.plain if field_kind(entry, wire) == "micros")
+                     for spec, entry in zip(ROW_SPECS, _ENTRIES))
 
 
 # ------------------------------------------------------------------------------ columns
@@ -291,6 +332,22 @@ def _number_column(column, kinds):
     return None
 
 
+_MICROS_PER_SECOND = 1000000
+_MICROS_PER_SECOND_FLOAT = 1e6
+
+
+def _micros_column(column, kinds):
+    """The column in integer microseconds when every value is a finite float or every one an
+    int, all within MAX_MICROS_SECONDS."""
+    if kinds != _INT and (kinds != _FLOAT or not all(map(math.isfinite, column))):
+        return None
+    if not -MAX_MICROS_SECONDS < min(column) or not max(column) < MAX_MICROS_SECONDS:
+        return None
+    if kinds == _INT:
+        return list(map(_MICROS_PER_SECOND.__mul__, column))
+    return list(map(round, map(_MICROS_PER_SECOND_FLOAT.__mul__, column)))
+
+
 def clean_column(column, grammar, kind, admitted):
     """A plain field's values across events of one hook, cleaned at once in the one case real
     Hermes values take (one type throughout, every value inside its rule, or every value
@@ -303,6 +360,8 @@ def clean_column(column, grammar, kind, admitted):
         return _string_column(column, grammar, admitted) if kinds == _STR else None
     if kind == "boolean":
         return column if kinds == _BOOL else None
+    if kind == "micros":
+        return _micros_column(column, kinds)
     return _number_column(column, kinds)
 
 
@@ -337,7 +396,7 @@ class ColumnBuilder(object):
     def __init__(self, spec):
         entry = _ENTRIES[CODES[id(spec)]]
         self.code = CODES[id(spec)]
-        self.plain = tuple((index, grammar, entry["fields"][wire]["type"])
+        self.plain = tuple((index, grammar, field_kind(entry, wire))
                            for index, (wire, grammar) in enumerate(zip(spec.plain, spec.grammars)))
         kinds = tuple(kind for _, _, kind in spec.transforms)
         # Only hooks whose transforms are at most ``usage`` (the ones that fire per API call
@@ -358,5 +417,5 @@ class ColumnBuilder(object):
             cleaned.append(column)
         if self.usage:
             cleaned.append(usage_column(usages))
-        micros = [int(stamp * 1000000.0) for stamp in stamps]
-        return list(zip([self.code] * len(micros), micros, *cleaned))
+        micros = list(map(int, map(_MICROS_PER_SECOND_FLOAT.__mul__, stamps)))
+        return list(zip(itertools.repeat(self.code), micros, *cleaned))

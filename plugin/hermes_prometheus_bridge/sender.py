@@ -8,6 +8,8 @@ number either (it is counted as ``serialize_error``), so a gap in the numbers me
 "sent but never acknowledged".
 """
 
+import collections
+import itertools
 import logging
 import operator
 import random
@@ -43,6 +45,7 @@ COMPACT, NDJSON = "compact", "ndjson"
 COMPACT_TOO_LARGE = "compact_too_large"
 _SCHEMA_TEXT = compact_schema_text()
 _data_of = operator.itemgetter(DATA)
+_spec_of = operator.itemgetter(0)
 
 
 class Sender(object):
@@ -271,9 +274,12 @@ class Sender(object):
             return self._encode_as_lines(taken)
         try:
             encoded = [None] * len(taken)
-            specs = [event[0] for event in taken]
+            specs = list(map(_spec_of, taken))
+            positions = range(len(specs))
             for spec in {id(spec): spec for spec in specs}.values():
-                indexes = [index for index, other in enumerate(specs) if other is spec]
+                # The positions of this spec's events (by identity), found in C-level passes.
+                indexes = list(itertools.compress(positions, map(operator.is_, specs,
+                                                                 itertools.repeat(spec))))
                 self._encode_group(spec, indexes, taken, encoded)
         except Exception:
             # A value that cannot be cleaned (a bug, not bad input): find it, one by one.
@@ -288,16 +294,14 @@ class Sender(object):
             compiled = self._compiled[spec] = self._compile(spec)
         hook, template, build = compiled[3], compiled[4], compiled[6]
         first = self._next_seq
-        events = [taken[index] for index in indexes]
+        events = list(map(taken.__getitem__, indexes))
         if build is None:  # a hook outside the contract: JSON lines
             for index, (_spec, observed_at, values, usage) in zip(indexes, events):
                 encoded[index] = (first + index, hook, template, observed_at,
                                   self._data_text(compiled, values, usage))
             return
-        stamps = [event[1] for event in events]
-        values = [event[2] for event in events]
-        # ``usage``: the copy taken when the hook ran, not Hermes' own dict in ``values``.
-        usages = [event[3] for event in events]
+        # ``usages``: the copies taken when the hooks ran, not Hermes' own dicts in ``values``.
+        _specs, stamps, values, usages = zip(*events)
         rows = compiled[9].build(stamps, values, usages, self._admitted)
         if rows is None:
             refused = self._counters.refuse
@@ -307,8 +311,10 @@ class Sender(object):
         if compiled[2] >= 0 and not self._pricer.unavailable:
             rows = [self._add_cost_to_row(compiled, value, usage, row)
                     for value, usage, row in zip(values, usages, rows)]
-        for index, stamp, row in zip(indexes, stamps, rows):
-            encoded[index] = (first + index, hook, template, stamp, row)
+        # Each buffered tuple built by zip and put in its place by setitem, both in C.
+        buffered = zip(map(first.__add__, indexes), itertools.repeat(hook),
+                       itertools.repeat(template), stamps, rows)
+        collections.deque(map(encoded.__setitem__, indexes, buffered), maxlen=0)
 
     def _data_text(self, compiled, values, usage):
         plain, transforms, _base_url_at, _hook, _template, grammars = compiled[:6]

@@ -8,7 +8,7 @@ import unittest
 from plugin.tests import support
 from plugin.tests.support import NotSerializable
 
-from hermes_prometheus_bridge import rows  # noqa: E402  (support puts plugin/ on the path)
+from hermes_prometheus_bridge import encoding, rows  # noqa: E402  (support puts plugin/ on the path)
 from hermes_prometheus_bridge.contract import HOOK_SPECS, USAGE_KEYS  # noqa: E402
 
 fields = support.fields_module
@@ -43,13 +43,34 @@ ODD_VALUES = (
 
 
 def expected(spec, values, usage):
+    """``event_data``'s rule, then the row's for numbers in seconds: the nearest integer
+    microsecond, and a magnitude of 1e15 seconds or more refused."""
     refused = Counting()
     data = fields.event_data(spec.plain, fields.compiled_transforms(spec), values, usage,
                              fields.compiled_grammars(spec), refused)
+    for name in rows.MICROS_NAMES[rows.CODES[id(spec)]] & data.keys():
+        seconds = data[name]
+        if type(seconds) not in (int, float):
+            continue
+        if abs(seconds) < 1e15:
+            data[name] = (seconds * 1000000 if type(seconds) is int else round(seconds * 1e6)) / 1e6
+        else:
+            del data[name]
+            refused(name)
     return data, refused.counts
 
 
 BUILDERS = {id(spec): rows.row_builder(spec) for spec in rows.ROW_SPECS}
+
+
+def columns_built(spec, values):
+    """A row of one event through the column builder, or the per-event builder when a column
+    needs the per-event rule (a refused value), as the sender does."""
+    refused = Counting()
+    built_rows = rows.ColumnBuilder(spec).build([1789862412.25], [values], [MISSING], rows.Admitted())
+    row = built_rows[0] if built_rows is not None else BUILDERS[id(spec)](
+        values, MISSING, 1789862412.25, refused, rows.Admitted())
+    return row, rows.row_data(row), refused.counts
 
 
 def built(spec, values, usage, admitted):
@@ -79,6 +100,27 @@ class RowBuilderTest(unittest.TestCase):
                         self.assertEqual(refused, want_refused)
                         self.assertEqual(row[0], rows.CODES[id(spec)])
                         self.assertEqual(row[1], 1789862412250000)
+
+    def test_numbers_in_seconds_travel_as_the_nearest_integer_microsecond(self):
+        spec = HOOK_SPECS["post_api_request"]
+        at = {name: spec.sources.index(name) for name in ("api_duration", "started_at", "first_chunk_at")}
+        values = [MISSING] * len(spec.sources)
+        values[at["api_duration"]] = 6.842123985290527
+        values[at["started_at"]] = 1789862412.4813428
+        values[at["first_chunk_at"]] = 1e15
+        for build in (lambda: built(spec, tuple(values), MISSING, rows.Admitted()),
+                      lambda: columns_built(spec, tuple(values))):
+            row, data, refused = build()
+            self.assertEqual([row[2 + at[name]] for name in at], [6842124, 1789862412481343, None])
+            self.assertEqual((data["api_duration"], data["started_at"]), (6.842124, 1789862412.481343))
+            self.assertEqual(refused, {"first_chunk_at": 1})
+        values[at["first_chunk_at"]] = 1789862413
+        self.assertIsNotNone(rows.ColumnBuilder(spec).build([0.0], [tuple(values)], [MISSING], rows.Admitted()))
+        for row, data, _refused in (built(spec, tuple(values), MISSING, rows.Admitted()),
+                                    columns_built(spec, tuple(values))):
+            self.assertEqual([row[2 + at[name]] for name in at], [6842124, 1789862412481343, 1789862413000000])
+            self.assertEqual(data["first_chunk_at"], 1789862413.0)
+        self.assertIn('"micros":["api_duration","first_chunk_at","started_at"]', encoding.compact_schema_text())
 
     def test_a_string_is_remembered_only_after_its_grammar_matched_it_in_its_own_grammar(self):
         admitted = rows.Admitted()

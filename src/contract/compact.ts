@@ -4,11 +4,12 @@
  * rows, the field names once per body in its `schema`:
  *
  *   {"v": 1, "instance": <id>, "schema": {"events": [[<event>, <field>, ...], ...],
- *    "usage": [<usage key>, ...], "usage_flags": [<usage key>, ...]}, "seq": <first seq>,
+ *    "usage": [<usage key>, ...], "usage_flags": [<usage key>, ...], "micros": [<field>, ...]}, "seq": <first seq>,
  *    "heartbeat": <plugin_heartbeat line>?, "events": [[<code>, <observed_at µs>, <value>, ...], ...]}
  *
  * Each row becomes the plugin line it stands for (`{event, observed_at, instance, seq, data}`,
- * seq counting up from `seq`) and is read by readLine like any NDJSON line: same readers, same
+ * seq counting up from `seq`; a number under a field `micros` names is integer microseconds and
+ * becomes seconds) and is read by readLine like any NDJSON line: same readers, same
  * bounds, same per-line rejections. A body whose frame or schema is malformed is refused whole
  * (invalid_compact_body, 400); a version this sidecar does not read is a 415, which the plugin
  * answers by sending NDJSON.
@@ -58,6 +59,8 @@ interface Schema {
   readonly events: readonly (readonly [string, ...string[]])[];
   readonly usage: readonly string[];
   readonly usageFlags: readonly string[];
+  /** Fields whose numbers are integer microseconds (numbers in seconds, cheaper to encode). */
+  readonly micros: ReadonlySet<string>;
 }
 
 function invalid(): SidecarError {
@@ -86,6 +89,7 @@ function readSchema(value: unknown): Schema {
     events,
     usage: names(value.usage ?? [], FIELD_NAME, MAX_USAGE_KEYS),
     usageFlags: names(value.usage_flags ?? [], FIELD_NAME, MAX_USAGE_KEYS),
+    micros: new Set(names(value.micros ?? [], FIELD_NAME, MAX_SCHEMA_FIELDS)),
   };
 }
 
@@ -151,7 +155,8 @@ export function rowLine(row: unknown, seq: number, instance: string, schema: Sch
       const usage = usageObject(value, schema);
       if (usage === undefined) return undefined;
       data[name] = usage;
-    } else data[name] = value;
+    } else if (typeof value === 'number' && schema.micros.has(name)) data[name] = value / 1e6;
+    else data[name] = value;
   }
   const line: Record<string, unknown> = { event: shape[0], instance, seq, data };
   if (typeof micros === 'number') line.observed_at = micros / 1e6;

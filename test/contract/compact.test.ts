@@ -70,6 +70,24 @@ describe('decodeBody, compact', () => {
     ]);
   });
 
+  it('reads a number under a `micros` field as integer microseconds: the same events as the lines in seconds', () => {
+    const micros = { ...SCHEMA, micros: ['api_duration', 'started_at', 'first_chunk_at'] };
+    const row = [...apiRow];
+    row.splice(6, 3, 6842124, 1789862412481343, 1789862413902000);
+    const line = { ...lines[0], data: { ...lines[0]?.data, api_duration: 6.842124, started_at: 1789862412.481343, first_chunk_at: 1789862413.902 } };
+    const decoded = decodeBody(body({ schema: micros, events: [row] }), compact);
+    expect(decoded).toEqual(decodeBody(asNdjson([line]), ndjson));
+    // Anything but a number is left as it is, and refused by the field's reader as on a line.
+    const odd = [...row];
+    odd.splice(6, 1, 'soon');
+    const oddLine = { ...line, data: { ...line.data, api_duration: 'soon' } };
+    expect(decodeBody(body({ schema: micros, events: [odd] }), compact)).toEqual(decodeBody(asNdjson([oddLine]), ndjson));
+    // A schema naming a field twice, or a name that is not one, is malformed.
+    for (const bad of [['started_at', 'started_at'], ['__proto__'], 'started_at']) {
+      expect(codeOf(() => decodeBody(body({ schema: { ...SCHEMA, micros: bad }, events: [row] }), compact))).toBe('invalid_compact_body');
+    }
+  });
+
   it('bounds strings as NDJSON does: an id past --ingest.max-id-bytes is absent and counted by field', () => {
     const long = `t_${'x'.repeat(300)}`;
     const row = [1, 1789862412482000, long, 'terminal', 't_1', 'ok', null, 3412];
