@@ -5,7 +5,8 @@ A row is ``(code, observed_at_us, value, value, ...)``: ``code`` indexes :data:`
 (hooks, then envelope events), ``observed_at_us`` is the observation time in integer
 microseconds, and the values follow :func:`row_names` of that spec (its plain fields, then its
 transformed ones, then, for a priced call, ``cost_usd`` and ``cost_status``); ``None`` is an
-absent field. ``usage`` is a tuple in ``USAGE_KEYS`` order, optionally followed by the
+absent field, and a number in seconds is the nearest integer microsecond (:data:`MICROS_NAMES`).
+``usage`` is a tuple in ``USAGE_KEYS`` order, optionally followed by the
 ``reported_usage_fields`` flags (:func:`compact_usage`).
 
 The builders apply exactly the rules of :func:`fields.event_data`, field by field: each field
