@@ -351,12 +351,27 @@ def _micros_column(column, kinds):
 
 def clean_column(column, grammar, kind, admitted):
     """A plain field's values across events of one hook, cleaned at once in the one case real
-    Hermes values take (one type throughout, every value inside its rule, or every value
+    Hermes values take (one type throughout, every value inside its rule, some or all of them
     absent), else ``None``: the events then take their per-event builder, whose rule this
     agrees with value for value."""
     kinds = set(map(type, column))
-    if kinds <= _NONE_TYPES:
+    present_kinds = kinds - _NONE_TYPES
+    if not present_kinds:
         return (None,) * len(column)
+    if len(present_kinds) == len(kinds):
+        return _present_column(column, present_kinds, grammar, kind, admitted)
+    # Some absent (an ok tool call's error_type, an unstreamed call's first_chunk_at): the
+    # present values are cleaned as a column and the absent ones put back as None.
+    present = [value for value in column if type(value) not in _NONE_TYPES]
+    cleaned = _present_column(present, present_kinds, grammar, kind, admitted)
+    if cleaned is None:
+        return None
+    values = iter(cleaned)
+    return [None if type(value) in _NONE_TYPES else next(values) for value in column]
+
+
+def _present_column(column, kinds, grammar, kind, admitted):
+    """:func:`clean_column` of values none of which is absent."""
     if grammar is not None:
         return _string_column(column, grammar, admitted) if kinds == _STR else None
     if kind == "boolean":

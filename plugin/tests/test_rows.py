@@ -173,11 +173,13 @@ class ColumnBuilderTest(unittest.TestCase):
                 if generator.random() < odd_share:
                     values.append(generator.choice(ODD_VALUES))
                 elif index < len(spec.plain) and spec.grammars[index] is not None:
-                    values.append(realistic[spec.grammars[index]] % generator.randint(0, 3))
+                    # Absent now and then among present strings (an ok tool call's error_type).
+                    values.append(None if generator.random() < 0.1 else
+                                  realistic[spec.grammars[index]] % generator.randint(0, 3))
                 elif index == spec.usage_at:
                     values.append(ODD_VALUES[-3])
                 else:
-                    values.append(generator.choice((MISSING, 2.5, 7)))
+                    values.append(generator.choice((MISSING, None, 2.5, 7, 1789862412.4813428)))
             usage = values[spec.usage_at] if spec.usage_at >= 0 else MISSING
             events.append((1789862412.0 + number, tuple(values), usage))
         return events
