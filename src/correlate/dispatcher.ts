@@ -109,11 +109,10 @@ export class Dispatcher {
       case 'api_attempt_succeeded': {
         const cost = api.succeeded(data, event.observedAt);
         if (data.call.kind !== 'main') return;
-        turns.countApiAttempt(data.call.turnId);
         // A session adds up its main-loop calls only: Hermes prices those itself, never the
         // auxiliary ones (titles, compression, MoA, vision), which would leave most sessions
         // unpriced; their cost stays in hermes_cost_usd_total{kind="auxiliary"}.
-        return sessions.callSucceeded(turns.sessionOf(data.call.turnId), cost, data.usage);
+        return sessions.callSucceeded(turns.countApiAttempt(data.call.turnId), cost, data.usage);
       }
       case 'api_attempt_failed':
         if (data.call.kind === 'main') turns.countApiAttempt(data.call.turnId);

@@ -121,16 +121,21 @@ export class SpanTable<V> implements Sweepable {
     return entry.value;
   }
 
-  /** Restarts the TTL of an open span (activity on an idle-expiring entry such as a session). */
-  touch(id: string): void {
+  /**
+   * Restarts the TTL of an open span (activity on an idle-expiring entry such as a session) and
+   * returns its value; undefined when it is not open. One lookup for a caller that needs both.
+   */
+  touch(id: string): V | undefined {
     const entry = this.entries.get(id);
-    if (entry === undefined) return;
+    if (entry === undefined) return undefined;
     entry.openedAt = this.options.clock();
-    if (entry === this.newest) return;
-    this.unlink(entry);
-    entry.older = this.newest;
-    entry.newer = undefined;
-    this.append(entry);
+    if (entry !== this.newest) {
+      this.unlink(entry);
+      entry.older = this.newest;
+      entry.newer = undefined;
+      this.append(entry);
+    }
+    return entry.value;
   }
 
   get(id: string): V | undefined {

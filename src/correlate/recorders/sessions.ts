@@ -128,10 +128,7 @@ export class SessionRecorder {
     const labels = { platform: this.context.labels.value('platform', event.platform) };
     this.metrics.sessionsStarted.inc(labels);
     if (event.sessionId === undefined) return;
-    if (this.active.get(event.sessionId) !== undefined) {
-      this.active.touch(event.sessionId);
-      return;
-    }
+    if (this.active.touch(event.sessionId) !== undefined) return;
     this.metrics.sessionsActive.inc(labels);
     const state: SessionState = { labels, startedAt: observedAt, turns: 0, tokens: 0, usd: 0, unpriced: false };
     this.active.open(event.sessionId, state, SESSION_TOTALS_BYTES);
@@ -169,9 +166,9 @@ export class SessionRecorder {
    */
   turnStarted(sessionId: string | undefined, platform: string | undefined, observedAt: number): void {
     if (sessionId === undefined) return;
-    const state = this.active.get(sessionId) ?? this.inferStart(sessionId, platform, observedAt);
+    // An inferred session is opened as the newest entry: touching it again would change nothing.
+    const state = this.active.touch(sessionId) ?? this.inferStart(sessionId, platform, observedAt);
     state.turns += 1;
-    this.active.touch(sessionId);
   }
 
   private inferStart(sessionId: string, platform: string | undefined, observedAt: number): SessionState {

@@ -103,13 +103,15 @@ export class TurnRecorder {
     }
   }
 
-  /** The session pre_llm_call named for an open turn: API calls carry only their turn_id. */
-  sessionOf(turnId: string | undefined): string | undefined {
-    return turnId === undefined ? undefined : this.turns.get(turnId)?.sessionId;
-  }
-
-  countApiAttempt(turnId: string | undefined): void {
-    if (turnId !== undefined) this.stateOf(turnId).apiCalls += 1;
+  /**
+   * Counts an API attempt into its turn and returns the session pre_llm_call named for the turn:
+   * API calls carry only their turn_id (one lookup for both).
+   */
+  countApiAttempt(turnId: string | undefined): string | undefined {
+    if (turnId === undefined) return undefined;
+    const state = this.stateOf(turnId);
+    state.apiCalls += 1;
+    return state.sessionId;
   }
 
   countToolCall(turnId: string | undefined): void {

@@ -121,6 +121,18 @@ export class Epoch {
   }
 
   /**
+   * Applies seq when it is the number after the highest and no gap is open (in-order delivery,
+   * almost every event): what `arrive` would do then, without the checks a number out of order
+   * needs. False, with nothing done, for any other number.
+   */
+  arriveNext(seq: number, context: EpochContext): boolean {
+    if (seq !== this.highestSeq + 1 || this.gaps.length > 0) return false;
+    this.highestSeq = seq;
+    this.record(seq, context);
+    return true;
+  }
+
+  /**
    * A heartbeat's acked_seq: unclaimed numbers at or below it were taken by a predecessor;
    * unclaimed numbers above it were sent before the heartbeat and never arrived (lost); numbers
    * above the highest up to it were acknowledged by another sidecar. Open gaps are settled by

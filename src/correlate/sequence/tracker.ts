@@ -96,6 +96,7 @@ export class InstanceTracker {
   }
 
   arrive(seq: number, context: TrackerContext): SequenceVerdict {
+    if (this.arriveInOrder(seq, context)) return 'apply';
     if (this.inForgotten(seq)) return 'beyond_memory';
     const epoch = this.matching(seq, context.window);
     if (epoch === undefined) {
@@ -193,6 +194,17 @@ export class InstanceTracker {
     const epoch = this.matching(next, context.window);
     if (epoch !== undefined) epoch.acknowledge(ackedSeq, context);
     else this.startEpoch(Epoch.acknowledgedUpTo(ackedSeq), this.epochs.length === 0 ? undefined : 'jump', context);
+  }
+
+  /**
+   * The common case, as the general path would judge it: one epoch, nothing forgotten, and seq
+   * the next number of that epoch (one away from it, so within any window).
+   */
+  private arriveInOrder(seq: number, context: TrackerContext): boolean {
+    const only = this.epochs.length === 1 && this.forgotten.length === 0 && context.window >= 1 ? this.epochs[0] : undefined;
+    if (only === undefined || !only.arriveNext(seq, context)) return false;
+    this.appliedAny = true;
+    return true;
   }
 
   /** The epoch holding seq, else the nearest within the window (the most recent on a tie). */

@@ -27,19 +27,19 @@ describe('TurnRecorder', () => {
     expect(samples.get(series('hermes_turn_tool_calls_sum', { platform: 'cli' }))).toBe(1);
   });
 
-  it('names the session of an open turn for its calls, and none once the turn ends', () => {
+  it('names the session of an open turn for the call it counts, and none once the turn ends', () => {
     const { turns } = setup();
     turns.started({ type: 'turn_started', turnId: 't1', sessionId: 's1', platform: 'cli' }, START);
     turns.started({ type: 'turn_started', turnId: 't2', platform: 'cli' }, START);
     // A turn known only from its calls has no session.
-    turns.countApiAttempt('t3');
-    expect(turns.sessionOf('t1')).toBe('s1');
-    expect(turns.sessionOf('t2')).toBeUndefined();
-    expect(turns.sessionOf('t3')).toBeUndefined();
-    expect(turns.sessionOf('never-opened')).toBeUndefined();
-    expect(turns.sessionOf(undefined)).toBeUndefined();
+    expect(turns.countApiAttempt('t3')).toBeUndefined();
+    expect(turns.countApiAttempt('t1')).toBe('s1');
+    expect(turns.countApiAttempt('t2')).toBeUndefined();
+    expect(turns.countApiAttempt('t3')).toBeUndefined();
+    expect(turns.countApiAttempt(undefined)).toBeUndefined();
     turns.finished({ type: 'turn_finished', turnId: 't1', completed: true }, START + 1);
-    expect(turns.sessionOf('t1')).toBeUndefined();
+    // A call after its turn ended opens the turn again, without the session.
+    expect(turns.countApiAttempt('t1')).toBeUndefined();
   });
 
   it('tells the outcome from the flags: failed over interrupted over completed, incomplete, unknown', async () => {
