@@ -28,9 +28,10 @@ function pythonWithPrometheusClient(): string | undefined {
 export async function hostCpuSection(options: RunOptions): Promise<SectionResult> {
   const python = pythonWithPrometheusClient();
   if (python === undefined) return skipped('hostcpu', TITLE, 'no python3 with prometheus_client (apt-get install python3-prometheus-client)');
-  // Nine rounds: the agent-thread figure is a difference of two medians of a few microseconds,
-  // and with five rounds the same code read 1.28–2.46 µs between runs on this machine.
-  const args = options.smoke ? ['--quick'] : ['--rounds', '9'];
+  // Fifteen rounds: the agent-thread figure is a difference of two medians of a few
+  // microseconds, and with five rounds the same code read 1.28–2.46 µs between runs on this
+  // machine, the whole-process ratio (sidecar up) 0.67–0.93×.
+  const args = options.smoke ? ['--quick'] : ['--rounds', '15'];
   const run = await runProcess(python, [SCRIPT, ...args]);
   if (run.status !== 0) throw new Error(`${SCRIPT} exited with ${String(run.status)}: ${run.stderr}${run.stdout}`);
   const lines = run.stdout.trim().split('\n');
