@@ -15,22 +15,9 @@ from .drops import CALLBACK_ERROR, QUEUE_FULL
 from .fields import MISSING
 
 
-# Appended to the present values so the assembler can place MISSING where a name is absent.
-_MISSING_TAIL = (MISSING,)
-
-
-def absent_shape(names, kwargs):
-    """``(absent names, itemgetter of the present ones, itemgetter that puts the values back in
-    ``names`` order with MISSING for the absent)`` for a call that left some names out, or
-    ``None`` when nothing is absent or fewer than two names are present (an itemgetter of one
-    name returns a bare value)."""
-    present = tuple(name for name in names if name in kwargs)
-    absent = tuple(name for name in names if name not in kwargs)
-    if not absent or len(present) < 2:
-        return None
-    position = {name: index for index, name in enumerate(present)}
-    assemble = operator.itemgetter(*(position.get(name, len(present)) for name in names))
-    return absent, operator.itemgetter(*present), assemble
+def absent_names(names, kwargs):
+    """The names a call left out, or ``None`` when it left none out."""
+    return tuple(name for name in names if name not in kwargs) or None
 
 
 class Enqueuer(object):
@@ -64,13 +51,14 @@ class Enqueuer(object):
         # One C call when every name is present (Hermes' call sites pass a fixed set). A call
         # site that leaves some out (a release that does not pass a field yet) would pay a
         # KeyError and a per-name lookup on every call: the names it left out last time are
-        # remembered, and its values come from two C calls over the rest (absent_shape).
+        # remembered and set to MISSING in the call's own keyword dict (a fresh dict per call:
+        # Hermes' is never touched), so the one C call still reads them all.
         pick = operator.itemgetter(*names) if len(names) > 1 else None
-        shape = [None]  # (absent names, getter of the present ones, assembler) or None
+        absent = [None]  # the names this call site left out last time, or None
 
         def values_with_missing(kwargs):
-            """Every name's value or MISSING, name by name; remembers the call's shape."""
-            shape[0] = absent_shape(names, kwargs)
+            """Every name's value or MISSING, name by name; remembers the names left out."""
+            absent[0] = absent_names(names, kwargs)
             return tuple(map(kwargs.get, names, missings))
 
         def callback(**kwargs):
@@ -79,22 +67,14 @@ class Enqueuer(object):
                 if depth >= capacity:
                     drop(hook, QUEUE_FULL)
                     return
-                known = shape[0]
-                if known is None:
-                    try:
-                        values = pick(kwargs)
-                    except (KeyError, TypeError):
-                        values = values_with_missing(kwargs)
-                else:
-                    # This call site left names out before (a Hermes release that does not pass
-                    # a field yet): two C calls, valid while those names are still absent.
-                    absent, pick_present, assemble = known
-                    try:
-                        if not kwargs.keys().isdisjoint(absent):
-                            raise KeyError
-                        values = assemble(pick_present(kwargs) + _MISSING_TAIL)
-                    except KeyError:
-                        values = values_with_missing(kwargs)
+                left_out = absent[0]
+                if left_out is not None:
+                    for name in left_out:
+                        kwargs.setdefault(name, MISSING)  # a value passed after all is kept
+                try:
+                    values = pick(kwargs)
+                except (KeyError, TypeError):
+                    values = values_with_missing(kwargs)
                 usage = values[usage_at] if usage_at >= 0 else MISSING
                 # Hermes may reuse its dict; what is sent is what the hook saw.
                 append((spec, clock(), values, usage.copy() if type(usage) is dict else usage))

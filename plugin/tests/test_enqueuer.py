@@ -6,7 +6,7 @@ import types
 import unittest
 
 from plugin.tests import support
-from hermes_prometheus_bridge.enqueuer import Enqueuer, absent_shape
+from hermes_prometheus_bridge.enqueuer import Enqueuer, absent_names
 
 MISSING = support.fields_module.MISSING
 
@@ -28,15 +28,11 @@ def enqueuer(capacity=10, batch_size=3):
     return Enqueuer(capacity, batch_size, drops, wake), drops, wake
 
 
-class AbsentShapeTest(unittest.TestCase):
-    def test_puts_present_values_back_in_order_with_missing_for_the_absent(self):
-        absent, pick, assemble = absent_shape(("a", "b", "c"), {"a": 1, "c": 3})
-        self.assertEqual(absent, ("b",))
-        self.assertEqual(assemble(pick({"a": 1, "c": 3}) + (MISSING,)), (1, MISSING, 3))
-
-    def test_is_none_when_nothing_is_absent_or_fewer_than_two_names_are_present(self):
-        self.assertIsNone(absent_shape(("a", "b"), {"a": 1, "b": 2}))
-        self.assertIsNone(absent_shape(("a", "b", "c"), {"a": 1}))
+class AbsentNamesTest(unittest.TestCase):
+    def test_names_the_names_a_call_left_out_in_order_or_none(self):
+        self.assertEqual(absent_names(("a", "b", "c"), {"a": 1, "c": 3}), ("b",))
+        self.assertEqual(absent_names(("a", "b", "c"), {"a": 1}), ("b", "c"))
+        self.assertIsNone(absent_names(("a", "b"), {"a": 1, "b": 2}))
 
 
 class CallbackTest(unittest.TestCase):
@@ -61,6 +57,16 @@ class CallbackTest(unittest.TestCase):
         callback(tool_name="web", status="error", usage=None)
         self.assertEqual([event[2][:2] for event in queue.take(10)],
                          [("terminal", MISSING), ("browser", MISSING), ("web", "error")])
+
+    def test_names_left_out_are_filled_in_the_calls_own_keywords_never_the_callers(self):
+        queue, _drops, _wake = enqueuer()
+        callback = queue.hook_callback(spec())
+        keywords = {"tool_name": "terminal", "usage": None}
+        callback(**keywords)
+        callback(**keywords)
+        self.assertEqual(keywords, {"tool_name": "terminal", "usage": None})
+        self.assertEqual([event[2][:2] for event in queue.take(10)],
+                         [("terminal", MISSING), ("terminal", MISSING)])
 
     def test_a_full_queue_counts_a_drop_and_a_full_batch_wakes_the_sender(self):
         queue, drops, wake = enqueuer(capacity=3, batch_size=2)
