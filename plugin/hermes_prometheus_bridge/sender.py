@@ -495,6 +495,7 @@ class Sender(object):
     def _settle(self, batch, outcome):
         """Remove a delivered or refused batch from the buffer; ``False`` when abandoned."""
         if not batch:
+            self._count_answer(outcome)  # a heartbeat sent alone
             return True
         if not self._buffer.settle(len(batch)):
             return False
@@ -502,10 +503,7 @@ class Sender(object):
             self._acked_seq = batch[-1][SEQ]
             self.delivery["events_delivered"] += len(batch)
             self.delivery["batches_delivered"] += 1
-            if outcome.accepted is not None:
-                self.delivery["sidecar_accepted"] += outcome.accepted
-            if outcome.rejected is not None:
-                self.delivery["sidecar_rejected"] += outcome.rejected
+            self._count_answer(outcome)
         else:
             self._counters.drop_each((event[1] for event in batch), drops.SEND_FAILED)
             self._report_once(("refused", outcome.status),
@@ -557,6 +555,17 @@ class Sender(object):
         outcome = self._send([self._heartbeat_line()], max(0.01, self._remaining()))
         if outcome.kind == DELIVERED:
             self.delivery["heartbeats_sent"] += 1
+        self._count_answer(outcome)
+
+    def _count_answer(self, outcome):
+        """What the sidecar said it accepted and rejected of a delivered body, heartbeat lines
+        included."""
+        if outcome.kind != DELIVERED:
+            return
+        if outcome.accepted is not None:
+            self.delivery["sidecar_accepted"] += outcome.accepted
+        if outcome.rejected is not None:
+            self.delivery["sidecar_rejected"] += outcome.rejected
 
     def _count_leftovers_as_shutdown(self):
         """Count buffered and queued events as ``shutdown`` exactly once; ``False`` if the

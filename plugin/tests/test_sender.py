@@ -308,6 +308,9 @@ class HeartbeatTest(DeliveryTestCase):
         # Built before or after event 1 was acknowledged; never going back.
         self.assertIn(acked[0], (0, 1))
         self.assertEqual(acked[1:], [1, 1])
+        # One built before the acknowledgement rode with event 1, which the buffer still held.
+        depths = [heartbeat["data"].pop("buffer_depth") for heartbeat in heartbeats[:3]]
+        self.assertEqual(depths, [1 - seq for seq in acked])
         # One numbering, one boot: a random token the sidecar tells a new numbering by.
         boots = {heartbeat["data"].pop("boot") for heartbeat in heartbeats[:3]}
         self.assertEqual(len(boots), 1)
@@ -322,12 +325,25 @@ class HeartbeatTest(DeliveryTestCase):
                 "dropped": {"post_tool_call": {"queue_full": 1}},
                 "queue_depth": 0,
                 "queue_capacity": 1,
-                "buffer_depth": 0,
                 "buffer_capacity": 10000,
                 "plugin_version": "0.1.0",
             })
         observed = [h["observed_at"] for h in heartbeats]
         self.assertEqual(observed, sorted(observed))
+
+    def test_lines_the_sidecar_accepted_include_heartbeats_sent_alone(self):
+        sidecar = self.sidecar()
+        bridge = self.bridge(sidecar.url, heartbeat_interval=0.05)
+        callback = callbacks(bridge, "post_tool_call")[0]
+        callback(tool_name="a")
+        sidecar.wait_for(lambda requests: sum(len(r.heartbeats()) for r in requests) >= 3)
+        bridge.shutdown(1.0)
+        stats = bridge.stats()
+        sent = sidecar.heartbeats()
+        self.assertGreaterEqual(len(sent), 4)  # three or more, then the final one at exit
+        self.assertEqual(stats["heartbeats_sent"], len(sent))
+        self.assertEqual(stats["events_delivered"], 1)
+        self.assertEqual(stats["sidecar_accepted"], 1 + len(sent))
 
     def test_whole_second_intervals_are_sent_as_integers(self):
         bridge = Bridge(support.fast_config("http://127.0.0.1:9/v1/events",
