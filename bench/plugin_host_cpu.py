@@ -1,29 +1,39 @@
 #!/usr/bin/env python3
 """Host CPU of the bridge plugin against exporting in process with ``prometheus_client``.
 
-    /usr/bin/python3 bench/plugin_host_cpu.py [--rounds 3] [--events 6000] [--rate 2000] [--quick]
+    /usr/bin/python3 bench/plugin_host_cpu.py [--rounds 3] [--events 6000] [--slice 400]
+                                              [--rate 2000] [--quick]
 
 One *logical event* is one ``post_api_request`` plus one ``post_tool_call`` callback call with
-realistic Hermes keyword arguments. Every phase calls the same two callbacks, at the same pacing
-(``--rate`` logical events per second, in bursts every ``--tick-ms``), in this one Python process:
+realistic Hermes keyword arguments. Four variants handle the same calls, at the same pacing
+(each ``--rate`` logical events per second on average, in bursts every ``--tick-ms``), in this
+one Python process:
 
-* ``plugin, sidecar up``   - the real plugin (``register(ctx)`` path, default settings) sending
+* ``plugin, sidecar up``   - the real plugin (``attach(ctx, bridge)``, default settings) sending
                               to the real sidecar binary (``node dist/main.js``, started here);
-                              CPU counted until the sidecar acknowledged every event;
-* ``plugin, sidecar down`` - the same with nothing listening (buffered, retried, never sent);
+* ``plugin, sidecar down`` - the same with nothing listening (buffered, retried, evicted);
 * ``prometheus_client``    - the same metric updates done in process (Counter/Histogram);
-* ``control``              - empty callbacks: the pacing loop and timers alone.
+* ``control``              - empty callbacks: the pacing loop and the call itself.
 
-Measured per phase: whole-process CPU (``time.process_time``: agent thread + sender thread + the
-loop), and agent-thread CPU per logical event (``time.thread_time`` around the two calls;
-median). "net" figures subtract the control phase of the same round (pacing loop, timer calls,
-keyword-argument unpacking), which is Hermes' cost either way. Phases alternate within a round
-(the order rotates each round); medians over rounds are reported with the load average at the
-start and the end.
+The variants live for the whole run and take turns every ``--slice`` logical events, the order
+rotating every cycle: this machine's speed changes within seconds (a phase-by-phase design read
+the control's CPU 2x apart between rounds), and turns of ~50 ms let every change reach all four
+alike. A variant's slices run at four times ``--rate`` so that its average rate, and the size of
+the plugin's batches, are what they would be if it ran alone.
 
-Equal work is checked, or the run fails: the in-process registry must hold exactly N requests,
-N tool calls and N x the token counts; the sidecar must have acknowledged 2N events and its
-``/metrics`` must show N more API requests and N more tool calls after each "up" phase.
+A variant's CPU is what the thread clocks attribute to it: the main thread's CPU in its own
+slices (``time.thread_time``) plus, for a plugin, all of its sender thread's CPU in the round
+(``pthread_getcpuclockid``), wherever the sender ran; a round ends once the sidecar acknowledged
+everything the "up" plugin took, so its last send is inside the round. Whole-process CPU is read
+too and what no thread clock holds is printed. "net" figures subtract the control
+(pacing loop, timer calls, keyword-argument unpacking: Hermes' cost either way); the target is
+the median of the rounds' net ratios. Agent-thread CPU per logical event is ``time.thread_time``
+around the two calls, median per round.
+
+Equal work is checked, or the run fails: after every round the sidecar must have acknowledged 2N
+events of the "up" plugin and its ``/metrics`` must show N API requests and N tool calls more
+than at the start; at the end the in-process registry must hold exactly N requests, N tool calls
+and N x the token counts, and the "down" plugin's delivered plus counted drops must be 2N.
 
 Prints a markdown report, then one ``HOSTCPU_RESULT <json>`` line for bench/sections/hostcpu.ts.
 """
@@ -118,32 +128,57 @@ def unused_port_url():
     return "http://127.0.0.1:%d/v1/events" % port
 
 
-# ------------------------------------------------------------------------------- the phases
+# ------------------------------------------------------------------------------- the variants
 
 TICK_SECONDS = [0.01]
 
 
-def call_ids(events):
+class Variant(object):
+    """One way of handling the calls: its two callbacks, the threads it adds to the process
+    (``sender``: a CPU clock id, or ``None``), and what one round measured."""
+
+    def __init__(self, name, callbacks, sender=None):
+        self.name = name
+        self.callbacks = callbacks
+        self.sender = sender
+        self.calls = 0
+        self.begin_round()
+
+    def begin_round(self):
+        self.main_ns = 0
+        self.samples = []
+        self.sender_before = (time.clock_gettime_ns(self.sender)
+                              if self.sender is not None else 0)
+
+    def round_cpu_ns(self):
+        """Main-thread CPU in this variant's slices plus every nanosecond its sender thread
+        used during the round, wherever that fell."""
+        sender = (time.clock_gettime_ns(self.sender) - self.sender_before
+                  if self.sender is not None else 0)
+        return self.main_ns, sender
+
+
+def call_ids(first, count):
     """Per logical event, its (turn id, API request id, tool call id), as Hermes makes them: a
-    turn of four API calls, each call and tool call its own id; the session stays the same."""
+    turn of four API calls, each call and tool call its own id; the session stays the same.
+    Numbered from ``first`` so that no id repeats over the run."""
     return [("t_%08x" % (index // 4), "t_%08x:api:%d" % (index // 4, index % 4),
-             "toolu_%010x" % index) for index in range(events)]
+             "toolu_%010x" % index) for index in range(first, first + count)]
 
 
-def drive(callbacks, events, rate):
-    """Call both callbacks ``events`` times, paced (a burst every tick, then sleep, as an agent
-    thread alternates hooks with I/O waits); returns per-event agent-thread ns."""
-    api, tool = callbacks
+def drive_slice(variant, count, burst, tick, next_tick):
+    """``count`` logical events through ``variant``, a burst per tick (sleeping between
+    bursts, as an agent thread alternates hooks with I/O waits); returns the next tick."""
+    api, tool = variant.callbacks
     api_kwargs, tool_kwargs = post_api_request_kwargs(), post_tool_call_kwargs()
-    calls = call_ids(events)
+    calls = call_ids(variant.calls, count)
+    variant.calls += count
     thread_ns = time.thread_time_ns
-    samples = [0] * events
-    burst = max(1, int(rate * TICK_SECONDS[0]))
-    tick = burst / rate
-    next_tick = time.perf_counter()
+    samples = variant.samples
+    slice_start = thread_ns()
     index = 0
-    while index < events:
-        for _ in range(min(burst, events - index)):
+    while index < count:
+        for _ in range(min(burst, count - index)):
             turn, request, call = calls[index]
             api_kwargs["turn_id"] = tool_kwargs["turn_id"] = turn
             api_kwargs["api_request_id"] = tool_kwargs["api_request_id"] = request
@@ -151,93 +186,105 @@ def drive(callbacks, events, rate):
             before = thread_ns()
             api(**api_kwargs)
             tool(**tool_kwargs)
-            samples[index] = thread_ns() - before
+            samples.append(thread_ns() - before)
             index += 1
         next_tick += tick
         delay = next_tick - time.perf_counter()
         if delay > 0:
             time.sleep(delay)
-    return samples
+    variant.main_ns += thread_ns() - slice_start
+    return next_tick
 
 
-def settle(done, seconds):
-    """Idle until ``done()`` (at least ``seconds``, at most 10 s) so every phase gets the same
-    quiet tail in which the sender thread may work."""
-    started = time.monotonic()
-    while time.monotonic() - started < 10:
-        if time.monotonic() - started >= seconds and done():
+def run_round(variants, events, rate, slice_events, rotation):
+    """Every variant gets ``events`` logical events in slices of ``slice_events``, the
+    variants taking turns slice by slice (the order rotating every cycle), so that a change in
+    the machine's speed during the round reaches all of them alike."""
+    # Each variant runs a quarter of the time: its slices go four times faster, so that on
+    # average each sees ``rate`` (the sender's batches are as large as if it ran alone).
+    slice_rate = rate * len(variants)
+    burst = max(1, int(slice_rate * TICK_SECONDS[0]))
+    tick = burst / slice_rate
+    for variant in variants:
+        variant.begin_round()
+    next_tick = time.perf_counter()
+    done = 0
+    cycle = rotation
+    while done < events:
+        count = min(slice_events, events - done)
+        shift = cycle % len(variants)
+        for variant in variants[shift:] + variants[:shift]:
+            next_tick = drive_slice(variant, count, burst, tick, next_tick)
+        done += count
+        cycle += 1
+
+
+def wait_until(done, seconds=10.0):
+    """Poll ``done()`` for at most ``seconds``; its last answer."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if done():
             return True
         time.sleep(0.002)
     return done()
 
 
-def plugin_phase(url, events, rate, tail, sidecar=None):
+def sender_clock(bridge):
+    return time.pthread_getcpuclockid(bridge._sender._thread.ident)
+
+
+def start_bridge(url):
     bridge = Bridge(DEFAULTS._replace(url=url))
     context = RecordingContext()
     hermes_prometheus_bridge.attach(context, bridge)
     bridge.start()
     callbacks = (context.callbacks["post_api_request"], context.callbacks["post_tool_call"])
-    before_metrics = None
-    if sidecar is not None:
-        before_metrics = (sidecar.metric_sum("hermes_api_requests_total"),
-                          sidecar.metric_sum("hermes_tool_calls_total"))
-    time.sleep(0.05)
-    sender_clock = time.pthread_getcpuclockid(bridge._sender._thread.ident)
-    sender_before = time.clock_gettime_ns(sender_clock)
-    main_before = time.thread_time_ns()
-    cpu_before = time.process_time_ns()
-    samples = drive(callbacks, events, rate)
-    if sidecar is not None:
-        delivered = settle(lambda: bridge.stats()["events_delivered"] >= 2 * events, tail)
-    else:
-        delivered = settle(lambda: True, tail)
-    cpu = time.process_time_ns() - cpu_before
-    SPLIT[0] = ((time.thread_time_ns() - main_before) / 1000.0 / events,
-                (time.clock_gettime_ns(sender_clock) - sender_before) / 1000.0 / events)
+    return bridge, callbacks
+
+
+def dropped_events(stats):
+    return sum(sum(reasons.values()) for reasons in stats["dropped"].values())
+
+
+def check_up(bridge, sidecar, events, metrics_before):
+    """Everything the "up" bridge took was acknowledged and counted once by the sidecar."""
+    def accepted_events(stats):
+        # The sidecar's accepted count includes the heartbeat lines; a heartbeat that rode with
+        # a batch is counted as sent a moment before the batch's answer is counted.
+        return stats["sidecar_accepted"] - stats["heartbeats_sent"]
+
+    if not wait_until(lambda: bridge.stats()["events_delivered"] >= 2 * events
+                      and accepted_events(bridge.stats()) >= 2 * events):
+        raise SystemExit("equal work check failed: delivered %d of %d events, the sidecar "
+                         "accepted %d" % (bridge.stats()["events_delivered"], 2 * events,
+                                          accepted_events(bridge.stats())))
     stats = bridge.stats()
+    accepted = accepted_events(stats)
+    if stats["events_delivered"] != 2 * events or accepted != 2 * events or dropped_events(stats):
+        raise SystemExit("equal work check failed: sidecar accepted %d events of %d, %d "
+                         "dropped" % (accepted, 2 * events, dropped_events(stats)))
+    moved = (sidecar.metric_sum("hermes_api_requests_total") - metrics_before[0],
+             sidecar.metric_sum("hermes_tool_calls_total") - metrics_before[1])
+    if moved != (events, events):
+        raise SystemExit("equal work check failed: /metrics moved by %s, wanted %d each"
+                         % (moved, events))
+    return stats
+
+
+def check_down(bridge, events):
+    """After shutdown every event the "down" bridge took is delivered or counted as dropped
+    (send_failed while its buffer overflowed, shutdown for what it still held)."""
     bridge.shutdown(0.2)
-    dropped = sum(sum(reasons.values()) for reasons in stats["dropped"].values())
-    if sidecar is not None:
-        if not delivered or stats["events_delivered"] != 2 * events:
-            raise SystemExit("equal work check failed: delivered %d of %d events"
-                             % (stats["events_delivered"], 2 * events))
-        # The sidecar's accepted count includes the heartbeat lines that rode along.
-        accepted = stats["sidecar_accepted"] - stats["heartbeats_sent"]
-        if accepted != 2 * events or dropped:
-            raise SystemExit("equal work check failed: sidecar accepted %d events of %d, %d "
-                             "dropped" % (accepted, 2 * events, dropped))
-        after = (sidecar.metric_sum("hermes_api_requests_total"),
-                 sidecar.metric_sum("hermes_tool_calls_total"))
-        if (after[0] - before_metrics[0], after[1] - before_metrics[1]) != (events, events):
-            raise SystemExit("equal work check failed: /metrics moved by %s, wanted %d each"
-                             % ((after[0] - before_metrics[0], after[1] - before_metrics[1]),
-                                events))
-    else:
-        # After shutdown every event is either delivered or counted as dropped (send_failed
-        # while the buffer overflowed, shutdown for what it still held).
-        final = bridge.stats()
-        lost = sum(sum(reasons.values()) for reasons in final["dropped"].values())
-        if final["events_delivered"] + lost != 2 * events:
-            raise SystemExit("equal work check failed (sidecar down): %d delivered + %d dropped"
-                             " != %d" % (final["events_delivered"], lost, 2 * events))
-    return cpu, samples, stats
-
-
-def prometheus_phase(module, events, rate, tail):
-    callbacks = prometheus_callbacks(module)
-    registry = LAST_REGISTRY[0]  # the registry prometheus_callbacks just built
-    pair = (callbacks["post_api_request"], callbacks["post_tool_call"])
-    time.sleep(0.05)
-    cpu_before = time.process_time_ns()
-    samples = drive(pair, events, rate)
-    settle(lambda: True, tail)
-    cpu = time.process_time_ns() - cpu_before
-    check_prometheus_counts(registry, events)
-    return cpu, samples
+    final = bridge.stats()
+    lost = dropped_events(final)
+    if final["events_delivered"] + lost != 2 * events:
+        raise SystemExit("equal work check failed (sidecar down): %d delivered + %d dropped"
+                         " != %d" % (final["events_delivered"], lost, 2 * events))
+    return final
 
 
 def check_prometheus_counts(registry, events):
-    """Exactly N requests, N tool calls, N x tokens in the phase's registry (or fail)."""
+    """Exactly N requests, N tool calls, N x tokens in the registry (or fail)."""
     values = {}
     for family in registry.collect():
         for sample in family.samples:
@@ -260,21 +307,8 @@ def check_prometheus_counts(registry, events):
                              % (name, values.get(name), value))
 
 
-# The registry prometheus_callbacks creates (CollectorRegistry is wrapped in main()).
-LAST_REGISTRY = [None]
-# (main thread µs, sender thread µs) per logical event of the last plugin phase.
-SPLIT = [(0.0, 0.0)]
-
-
-def control_phase(events, rate, tail):
-    def noop(**_kwargs):
-        return None
-
-    time.sleep(0.05)
-    cpu_before = time.process_time_ns()
-    samples = drive((noop, noop), events, rate)
-    settle(lambda: True, tail)
-    return time.process_time_ns() - cpu_before, samples
+def noop(**_kwargs):
+    return None
 
 
 # ------------------------------------------------------------------------------- reporting
@@ -287,14 +321,34 @@ def fmt(value, digits=2):
     return ("%." + str(digits) + "f") % value
 
 
-def main():
+def prometheus_variant(module):
+    """The in-process alternative's callbacks and the registry they write."""
+    made = []
+    original = module.CollectorRegistry
+
+    class RememberingRegistry(original):
+        def __init__(self, *args, **kwargs):
+            original.__init__(self, *args, **kwargs)
+            made.append(self)
+
+    module.CollectorRegistry = RememberingRegistry
+    try:
+        callbacks = prometheus_callbacks(module)
+    finally:
+        module.CollectorRegistry = original
+    return made[0], (callbacks["post_api_request"], callbacks["post_tool_call"])
+
+
+def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--events", type=int, default=6000, help="logical events per phase")
+    parser.add_argument("--events", type=int, default=6000,
+                        help="logical events per variant per round")
+    parser.add_argument("--slice", type=int, default=400,
+                        help="logical events a variant runs before the next one takes its turn")
     parser.add_argument("--rate", type=float, default=2000.0,
-                        help="logical events per second (two hook calls each)")
-    parser.add_argument("--tail", type=float, default=0.5,
-                        help="seconds of idle tail after the last call, in every phase")
+                        help="logical events per second per variant, on average (two hook "
+                        "calls each)")
     parser.add_argument("--tick-ms", type=float, default=10.0,
                         help="pacing: one burst of calls every this many milliseconds")
     parser.add_argument("--quick", action="store_true", help="smoke: 2 rounds of 300 events")
@@ -302,108 +356,134 @@ def main():
     if args.quick:
         args.rounds, args.events = 2, 300
     TICK_SECONDS[0] = args.tick_ms / 1000.0
+    return args
+
+
+def measure(args, module, sidecar):
+    """Warm up, run the rounds, check equal work; per round and variant the CPU figures."""
+    up_bridge, up_callbacks = start_bridge(sidecar.ingest + "/v1/events")
+    down_bridge, down_callbacks = start_bridge(unused_port_url())
+    registry, prometheus_pair = prometheus_variant(module)
+    variants = [Variant("up", up_callbacks, sender_clock(up_bridge)),
+                Variant("down", down_callbacks, sender_clock(down_bridge)),
+                Variant("prometheus_client", prometheus_pair),
+                Variant("control", (noop, noop))]
+    metrics_before = (sidecar.metric_sum("hermes_api_requests_total"),
+                      sidecar.metric_sum("hermes_tool_calls_total"))
+    rows = []
+    try:
+        # Warm-up (imports, first connections, caches), not reported.
+        run_round(variants, min(500, args.events), args.rate, args.slice, 0)
+        check_up(up_bridge, sidecar, variants[0].calls, metrics_before)
+        for round_index in range(args.rounds):
+            posts_before = up_bridge.stats()["posts"]
+            process_before = time.process_time_ns()
+            run_round(variants, args.events, args.rate, args.slice, round_index)
+            # The "up" sender's last batch belongs to the round: wait for its acknowledgement
+            # before reading the clocks.
+            wait_until(lambda: up_bridge.stats()["events_delivered"] >= 2 * variants[0].calls)
+            row = {variant.name: variant.round_cpu_ns() for variant in variants}
+            process = time.process_time_ns() - process_before
+            agent = {variant.name: median(variant.samples) for variant in variants}
+            stats = check_up(up_bridge, sidecar, variants[0].calls, metrics_before)
+            rows.append({"cpu": row, "process": process, "agent": agent,
+                         "posts": stats["posts"] - posts_before})
+    finally:
+        up_bridge.shutdown(0.2)
+        check_down(down_bridge, variants[1].calls)
+    check_prometheus_counts(registry, variants[2].calls)
+    return rows
+
+
+def summarize_rounds(rows, events):
+    """Per-event figures (µs) per round, their medians and the per-round ratios."""
+    def per_event(ns):
+        return ns / 1000.0 / events
+
+    names = ("up", "down", "prometheus_client", "control")
+    cpu = {name: [per_event(sum(row["cpu"][name])) for row in rows] for name in names}
+    agent = {name: [row["agent"][name] / 1000.0 for row in rows] for name in names}
+
+    def net(table, name):
+        return [value - control for value, control in zip(table[name], table["control"])]
+
+    ratio = {name: [p / q for p, q in zip(net(cpu, name), net(cpu, "prometheus_client"))]
+             for name in ("up", "down")}
+    attributed = [sum(sum(pair) for pair in row["cpu"].values()) for row in rows]
+    return {
+        "cpu": cpu, "agent": agent, "ratios": ratio,
+        "cpu_us": {name: median(cpu[name]) for name in names},
+        "cpu_net_us": {name: median(net(cpu, name)) for name in names if name != "control"},
+        "agent_us": {name: median(agent[name]) for name in names},
+        "agent_net_us": {name: median(net(agent, name)) for name in names if name != "control"},
+        "ratio": {name: median(ratio[name]) for name in ratio},
+        "posts_per_phase": median([row["posts"] for row in rows]),
+        "main_thread_us": {name: median([per_event(row["cpu"][name][0]) for row in rows])
+                           for name in ("up", "down")},
+        "sender_thread_us": {name: median([per_event(row["cpu"][name][1]) for row in rows])
+                             for name in ("up", "down")},
+        "unattributed_us": median([per_event(row["process"] - share)
+                                   for row, share in zip(rows, attributed)]),
+    }
+
+
+def main():
+    args = parse_args()
     module, version, origin = import_prometheus_client()
     if module is None:
         raise SystemExit("prometheus_client is not importable by %s (Debian: apt-get install "
                          "python3-prometheus-client, then run /usr/bin/python3)" % sys.executable)
-    original = module.CollectorRegistry
-
-    class RememberingRegistry(original):
-        def __init__(self, *a, **k):
-            original.__init__(self, *a, **k)
-            LAST_REGISTRY[0] = self
-
-    module.CollectorRegistry = RememberingRegistry
     load_start = os.getloadavg()
     sidecar = Sidecar()
-    down_url = unused_port_url()
-    phases = ("up", "down", "prometheus_client", "control")
-    cpu = {phase: [] for phase in phases}
-    agent = {phase: [] for phase in phases}
-    posts = []
-    split = {"up": [], "down": []}
     try:
-        # Warm-up (imports, first connections, JIT-free but cache-warm), not reported.
-        plugin_phase(sidecar.ingest + "/v1/events", min(500, args.events), args.rate, 0.3, sidecar)
-        prometheus_phase(module, min(500, args.events), args.rate, 0.0)
-        for round_index in range(args.rounds):
-            order = phases[round_index % 4:] + phases[:round_index % 4]
-            for phase in order:
-                if phase == "up":
-                    used, samples, stats = plugin_phase(
-                        sidecar.ingest + "/v1/events", args.events, args.rate, args.tail, sidecar)
-                    posts.append(stats["posts"])
-                    split["up"].append(SPLIT[0])
-                elif phase == "down":
-                    used, samples, _stats = plugin_phase(down_url, args.events, args.rate,
-                                                         args.tail)
-                    split["down"].append(SPLIT[0])
-                elif phase == "prometheus_client":
-                    used, samples = prometheus_phase(module, args.events, args.rate, args.tail)
-                else:
-                    used, samples = control_phase(args.events, args.rate, args.tail)
-                cpu[phase].append(used / 1000.0 / args.events)
-                agent[phase].append(median(samples) / 1000.0)
+        rows = measure(args, module, sidecar)
     finally:
         sidecar.close()
     load_end = os.getloadavg()
-
-    def net(phase, table):
-        return [value - control for value, control in zip(table[phase], table["control"])]
-
-    per_round_ratio = {
-        phase: [p / q for p, q in zip(net(phase, cpu), net("prometheus_client", cpu))]
-        for phase in ("up", "down")
-    }
+    summary = summarize_rounds(rows, args.events)
     result = {
         "python": sys.executable, "python_version": sys.version.split()[0],
         "prometheus_client": "%s (%s)" % (version, origin),
-        "rounds": args.rounds, "events": args.events, "rate": args.rate,
-        "tick_ms": args.tick_ms,
-        "load_start": load_start, "load_end": load_end,
-        "cpu_us": {phase: median(cpu[phase]) for phase in phases},
-        "cpu_net_us": {phase: median(net(phase, cpu)) for phase in phases if phase != "control"},
-        "agent_us": {phase: median(agent[phase]) for phase in phases},
-        "agent_net_us": {phase: median(net(phase, agent)) for phase in phases
-                         if phase != "control"},
-        "ratio": {phase: median(per_round_ratio[phase]) for phase in ("up", "down")},
-        "posts_per_phase": median(posts),
-        "main_thread_us": {phase: median([m for m, _ in split[phase]]) for phase in split},
-        "sender_thread_us": {phase: median([t for _, t in split[phase]]) for phase in split},
+        "rounds": args.rounds, "events": args.events, "slice": args.slice, "rate": args.rate,
+        "tick_ms": args.tick_ms, "load_start": load_start, "load_end": load_end,
     }
+    result.update({key: value for key, value in summary.items()
+                   if key not in ("cpu", "agent", "ratios")})
     result["met"] = {
         "ratio_up": result["ratio"]["up"] <= TARGET_RATIO,
         "ratio_down": result["ratio"]["down"] <= TARGET_RATIO,
         "agent": max(result["agent_net_us"]["up"], result["agent_net_us"]["down"])
         <= TARGET_AGENT_US,
     }
-    print(report(result, cpu, agent))
+    print(report(result, summary))
     print(RESULT_PREFIX + json.dumps(result))
 
 
-def report(result, cpu, agent):
+def report(result, summary):
+    cpu, ratios = summary["cpu"], summary["ratios"]
     lines = [
-        "Python %s (`%s`), prometheus_client %s; %d rounds x %d logical events per phase at "
-        "%s logical events/s (a burst every %s ms); load average (1/5/15 min) at start %s, at end %s."
+        "Python %s (`%s`), prometheus_client %s; %d rounds x %d logical events per variant at "
+        "%s logical events/s each on average (a burst every %s ms), the variants taking turns "
+        "every %d logical events; load average (1/5/15 min) at start %s, at end %s."
         % (result["python_version"], result["python"], result["prometheus_client"],
            result["rounds"], result["events"], "{:,.0f}".format(result["rate"]),
-           fmt(result["tick_ms"], 0),
+           fmt(result["tick_ms"], 0), result["slice"],
            " / ".join(fmt(v) for v in result["load_start"]),
            " / ".join(fmt(v) for v in result["load_end"])),
         "",
-        "| phase | process CPU µs / logical event (median) | net of control | agent thread µs "
-        "(median per event) | net of control | per-round process CPU |",
+        "| variant | CPU µs / logical event (median) | net of control | agent thread µs "
+        "(median per event) | net of control | per-round CPU |",
         "|---|---:|---:|---:|---:|---|",
     ]
     labels = {"up": "plugin, sidecar up", "down": "plugin, sidecar down",
               "prometheus_client": "in-process prometheus_client", "control": "control (no-op)"}
-    for phase in ("up", "down", "prometheus_client", "control"):
+    for name in ("up", "down", "prometheus_client", "control"):
         lines.append("| %s | %s | %s | %s | %s | %s |" % (
-            labels[phase], fmt(result["cpu_us"][phase]),
-            fmt(result["cpu_net_us"][phase]) if phase != "control" else "-",
-            fmt(result["agent_us"][phase]),
-            fmt(result["agent_net_us"][phase]) if phase != "control" else "-",
-            ", ".join(fmt(v, 1) for v in cpu[phase])))
+            labels[name], fmt(result["cpu_us"][name]),
+            fmt(result["cpu_net_us"][name]) if name != "control" else "-",
+            fmt(result["agent_us"][name]),
+            fmt(result["agent_net_us"][name]) if name != "control" else "-",
+            ", ".join(fmt(v, 1) for v in cpu[name])))
     lines += [
         "",
         "| target | wanted | measured | verdict |",
@@ -419,15 +499,20 @@ def report(result, cpu, agent):
                                            result["agent_net_us"]["down"])),
                   "met" if result["met"]["agent"] else "**missed**"),
         "",
-        "Equal work verified in every phase (in-process counts, sidecar acknowledgements and "
-        "/metrics deltas). POSTs per 'up' phase (median): %s." % fmt(result["posts_per_phase"], 0),
+        "Per-round ratios, net (sidecar up): %s; (sidecar down): %s."
+        % (", ".join(fmt(v) for v in ratios["up"]), ", ".join(fmt(v) for v in ratios["down"])),
         "",
-        "Where the plugin's CPU goes (per logical event, medians; the main thread also runs the "
-        "pacing loop that the control phase measures): main thread %s µs (up) / %s µs (down), "
-        "sender thread %s µs (up) / %s µs (down); control phase whole process %s µs."
+        "Equal work verified (in-process counts, sidecar acknowledgements and /metrics deltas "
+        "after every round, delivered + counted drops of the 'down' bridge after shutdown). "
+        "POSTs per round, sidecar up (median): %s." % fmt(result["posts_per_phase"], 0),
+        "",
+        "Where the plugin's CPU goes (per logical event, medians): main thread in its slices %s "
+        "µs (up) / %s µs (down), sender thread %s µs (up) / %s µs (down). Process CPU no "
+        "variant's thread clock holds (the waits between rounds, the checks' HTTP requests, the "
+        "interpreter's own threads): %s µs per logical event of one variant."
         % (fmt(result["main_thread_us"]["up"]), fmt(result["main_thread_us"]["down"]),
            fmt(result["sender_thread_us"]["up"]), fmt(result["sender_thread_us"]["down"]),
-           fmt(result["cpu_us"]["control"])),
+           fmt(result["unattributed_us"])),
     ]
     return "\n".join(lines)
 
