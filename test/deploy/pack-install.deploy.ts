@@ -100,7 +100,11 @@ describe('the packed tarball', () => {
 
   it('installs globally with no npm warning, and its binary runs', () => {
     const prefix = scratchDir('sidecar-pack-prefix-');
-    const installed = run('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-update-notifier', tarball], prefix);
+    // npm reads its global config from <prefix>/etc/npmrc: without this, a scratch prefix loses
+    // the machine's settings (a cafile for a TLS-inspecting proxy, a registry mirror) that a
+    // plain `npm install -g` has.
+    const globalConfig = execFileSync('npm', ['config', 'get', 'globalconfig'], { env, encoding: 'utf8' }).trim();
+    const installed = run('npm', ['install', '-g', '--prefix', prefix, '--globalconfig', globalConfig, '--prefer-offline', '--no-update-notifier', tarball], prefix);
     expect(installed.status, installed.output).toBe(0);
     expect(warnings(installed.output), installed.output).toEqual([]);
     const version = run(join(prefix, 'bin', NAME), ['--version'], prefix);
