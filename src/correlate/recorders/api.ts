@@ -150,21 +150,32 @@ class CallSeries {
   private readonly costs = new Map<Pricing, CounterHandle>();
   private readonly unpricedCalls = new Map<UnpricedReason, CounterHandle>();
 
+  // The handles' constructors, made once per call series: a function literal passed at each
+  // write would be a closure allocated on every write, hit or miss (up to ten per call).
+  private readonly newRequests = (outcome: Outcome) => this.metrics.apiRequests.handle({ ...this.labels, outcome });
+  private readonly newDuration = (outcome: Outcome) => this.metrics.apiRequestDuration.handle({ ...this.labels, outcome });
+  private readonly newFirstChunk = (outcome: Outcome) => this.metrics.apiTimeToFirstChunk.handle({ ...this.labels, outcome });
+  private readonly newTokens = (tokenType: ValueOf<'token_type'>) => this.metrics.tokens.handle({ ...this.labels, token_type: tokenType });
+  private readonly newTokenUsage = (tokenType: GenAiTokenType) =>
+    this.metrics.genAiTokenUsage.handle({ gen_ai_operation_name: 'chat', gen_ai_provider_name: this.labels.provider, gen_ai_request_model: this.labels.model, gen_ai_token_type: tokenType });
+  private readonly newCost = (pricing: Pricing) => this.metrics.costUsd.handle({ ...this.labels, pricing });
+  private readonly newUnpriced = (reason: UnpricedReason) => this.metrics.costUnpriced.handle({ ...this.labels, reason });
+
   constructor(
     private readonly metrics: ApiMetrics,
     readonly labels: CallLabels,
   ) {}
 
   requests(outcome: Outcome): CounterHandle {
-    return handleOf(this.requestCounters, outcome, () => this.metrics.apiRequests.handle({ ...this.labels, outcome }));
+    return handleOf(this.requestCounters, outcome, this.newRequests);
   }
 
   duration(outcome: Outcome): HistogramHandle {
-    return handleOf(this.durations, outcome, () => this.metrics.apiRequestDuration.handle({ ...this.labels, outcome }));
+    return handleOf(this.durations, outcome, this.newDuration);
   }
 
   timeToFirstChunk(outcome: Outcome): HistogramHandle {
-    return handleOf(this.firstChunks, outcome, () => this.metrics.apiTimeToFirstChunk.handle({ ...this.labels, outcome }));
+    return handleOf(this.firstChunks, outcome, this.newFirstChunk);
   }
 
   contextUse(): HistogramHandle {
@@ -180,26 +191,19 @@ class CallSeries {
   }
 
   tokens(tokenType: ValueOf<'token_type'>): CounterHandle {
-    return handleOf(this.tokenCounters, tokenType, () => this.metrics.tokens.handle({ ...this.labels, token_type: tokenType }));
+    return handleOf(this.tokenCounters, tokenType, this.newTokens);
   }
 
   tokenUsage(tokenType: GenAiTokenType): HistogramHandle {
-    return handleOf(this.tokenUsages, tokenType, () =>
-      this.metrics.genAiTokenUsage.handle({
-        gen_ai_operation_name: 'chat',
-        gen_ai_provider_name: this.labels.provider,
-        gen_ai_request_model: this.labels.model,
-        gen_ai_token_type: tokenType,
-      }),
-    );
+    return handleOf(this.tokenUsages, tokenType, this.newTokenUsage);
   }
 
   cost(pricing: Pricing): CounterHandle {
-    return handleOf(this.costs, pricing, () => this.metrics.costUsd.handle({ ...this.labels, pricing }));
+    return handleOf(this.costs, pricing, this.newCost);
   }
 
   unpriced(reason: UnpricedReason): CounterHandle {
-    return handleOf(this.unpricedCalls, reason, () => this.metrics.costUnpriced.handle({ ...this.labels, reason }));
+    return handleOf(this.unpricedCalls, reason, this.newUnpriced);
   }
 
   /** OpenTelemetry's operation duration; `errorType` is a guarded reason ('' on success). */
