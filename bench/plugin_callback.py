@@ -255,9 +255,11 @@ def import_prometheus_client():
     return None, "", "not importable"
 
 
-def prometheus_callbacks(prometheus_client):
-    """The in-process alternative: the same metric updates the sidecar does per event."""
-    registry = prometheus_client.CollectorRegistry()
+def prometheus_callbacks(prometheus_client, registry=None):
+    """The in-process alternative: the same metric updates the sidecar does per event, in
+    ``registry`` (a new one when not given)."""
+    if registry is None:
+        registry = prometheus_client.CollectorRegistry()
     Counter, Histogram = prometheus_client.Counter, prometheus_client.Histogram
     api_labels = ("kind", "provider", "model", "outcome")
     requests = Counter("hermes_api_requests", "attempts", api_labels, registry=registry)

@@ -25,9 +25,9 @@ A variant's CPU is what the thread clocks attribute to it: the main thread's CPU
 slices (``time.thread_time``) plus, for a plugin, all of its sender thread's CPU in the round
 (``pthread_getcpuclockid``), wherever the sender ran; a round ends once the sidecar acknowledged
 everything the "up" plugin took, so its last send is inside the round. Whole-process CPU is read
-too and what no thread clock holds is printed. "net" figures subtract the control
-(pacing loop, timer calls, keyword-argument unpacking: Hermes' cost either way); the target is
-the median of the rounds' net ratios. Agent-thread CPU per logical event is ``time.thread_time``
+too and what no thread clock holds is printed. "net" figures subtract the control (pacing loop,
+timer calls, keyword-argument unpacking: Hermes' cost either way); the target is the median of
+the rounds' net ratios. Agent-thread CPU per logical event is ``time.thread_time``
 around the two calls, median per round.
 
 Equal work is checked, or the run fails: after every round the sidecar must have acknowledged 2N
@@ -323,20 +323,9 @@ def fmt(value, digits=2):
 
 def prometheus_variant(module):
     """The in-process alternative's callbacks and the registry they write."""
-    made = []
-    original = module.CollectorRegistry
-
-    class RememberingRegistry(original):
-        def __init__(self, *args, **kwargs):
-            original.__init__(self, *args, **kwargs)
-            made.append(self)
-
-    module.CollectorRegistry = RememberingRegistry
-    try:
-        callbacks = prometheus_callbacks(module)
-    finally:
-        module.CollectorRegistry = original
-    return made[0], (callbacks["post_api_request"], callbacks["post_tool_call"])
+    registry = module.CollectorRegistry()
+    callbacks = prometheus_callbacks(module, registry)
+    return registry, (callbacks["post_api_request"], callbacks["post_tool_call"])
 
 
 def parse_args():
